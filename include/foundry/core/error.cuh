@@ -1,0 +1,101 @@
+#pragma once
+/// \file
+/// Error reporting for foundry: one exception type for CUDA failures, one macro
+/// for CUDA calls, one for kernel launches and one for preconditions.
+///
+/// - `FOUNDRY_CUDA_TRY(expr)`   throws `foundry::cuda_error` if `expr` is not `cudaSuccess`.
+/// - `FOUNDRY_CHECK_LAUNCH()`   throws if the last launch failed; with `FOUNDRY_DEBUG_SYNC`
+///                              defined it also synchronises the device, so that an
+///                              asynchronous fault is reported at the launch that caused it.
+/// - `FOUNDRY_EXPECTS(cond, msg)` throws `std::invalid_argument` with the reason, file and line.
+/// - `FOUNDRY_CUDA_REPORT(expr)` for destructors: reports a failure to stderr, never throws.
+
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+namespace foundry {
+
+/// A failed CUDA runtime call. `what()` reads
+/// `"<file>:<line>: <expression> failed: <cudaErrorName> (<code>): <message>"`.
+class cuda_error : public std::runtime_error {
+ public:
+  cuda_error(cudaError_t code, const char* expression, const char* file, int line,
+             const std::string& context = {})
+      : std::runtime_error(format(code, expression, file, line, context)), code_(code) {}
+
+  [[nodiscard]] cudaError_t code() const noexcept { return code_; }
+  [[nodiscard]] const char* name() const noexcept { return cudaGetErrorName(code_); }
+
+  static std::string format(cudaError_t code, const char* expression, const char* file, int line,
+                            const std::string& context) {
+    std::string text = std::string(file) + ":" + std::to_string(line) + ": " + expression +
+                       " failed: " + cudaGetErrorName(code) + " (" +
+                       std::to_string(static_cast<int>(code)) + "): " + cudaGetErrorString(code);
+    if (!context.empty()) text += " [" + context + "]";
+    return text;
+  }
+
+ private:
+  cudaError_t code_;
+};
+
+namespace detail {
+
+[[noreturn]] inline void throw_invalid_argument(const char* condition, const std::string& reason,
+                                                const char* file, int line) {
+  throw std::invalid_argument(std::string(file) + ":" + std::to_string(line) + ": " + reason +
+                              " (expected " + condition + ")");
+}
+
+inline void throw_on_cuda_error(cudaError_t code, const char* expression, const char* file,
+                                int line, const std::string& context = {}) {
+  if (code != cudaSuccess) {
+    // Clear a non-sticky error so that it is not reported again by the next check.
+    (void)cudaGetLastError();
+    throw cuda_error(code, expression, file, line, context);
+  }
+}
+
+inline void report_cuda_error(cudaError_t code, const char* expression, const char* file,
+                              int line) noexcept {
+  if (code != cudaSuccess) {
+    (void)cudaGetLastError();
+    std::fprintf(stderr, "foundry: %s:%d: %s failed in a destructor: %s: %s\n", file, line,
+                 expression, cudaGetErrorName(code), cudaGetErrorString(code));
+  }
+}
+
+inline void check_launch(const char* file, int line) {
+  throw_on_cuda_error(cudaGetLastError(), "kernel launch", file, line);
+#ifdef FOUNDRY_DEBUG_SYNC
+  throw_on_cuda_error(cudaDeviceSynchronize(), "kernel execution (FOUNDRY_DEBUG_SYNC)", file, line);
+#endif
+}
+
+}  // namespace detail
+}  // namespace foundry
+
+/// Throws `foundry::cuda_error` when the CUDA runtime call `expr` fails.
+#define FOUNDRY_CUDA_TRY(expr) \
+  ::foundry::detail::throw_on_cuda_error((expr), #expr, __FILE__, __LINE__)
+
+/// Like `FOUNDRY_CUDA_TRY`, with extra context (a `std::string`) appended to the message.
+#define FOUNDRY_CUDA_TRY_WITH(expr, context) \
+  ::foundry::detail::throw_on_cuda_error((expr), #expr, __FILE__, __LINE__, (context))
+
+/// Reports, never throws: for destructors and other `noexcept` paths.
+#define FOUNDRY_CUDA_REPORT(expr) \
+  ::foundry::detail::report_cuda_error((expr), #expr, __FILE__, __LINE__)
+
+/// Checks the most recent kernel launch; synchronises too under `FOUNDRY_DEBUG_SYNC`.
+#define FOUNDRY_CHECK_LAUNCH() ::foundry::detail::check_launch(__FILE__, __LINE__)
+
+/// Throws `std::invalid_argument` with `reason` (anything convertible to `std::string`).
+#define FOUNDRY_EXPECTS(condition, reason)                                                \
+  do {                                                                                    \
+    if (!(condition))                                                                     \
+      ::foundry::detail::throw_invalid_argument(#condition, (reason), __FILE__, __LINE__); \
+  } while (false)

@@ -1,0 +1,36 @@
+#pragma once
+/// \file
+/// `launch(stream, config, kernel, args...)`: validates the configuration
+/// against the current device, launches on an explicit stream, and checks the
+/// launch. Asynchronous: returns once the kernel is enqueued.
+
+#include <foundry/core/error.cuh>
+#include <foundry/launch/launch_config.cuh>
+#include <foundry/runtime/device.cuh>
+
+#include <cuda/stream_ref>
+#include <cuda_runtime_api.h>
+
+#include <utility>
+
+namespace foundry {
+
+/// Enqueues `kernel<<<c.grid, c.block, c.dynamic_shared_bytes, s>>>(args...)`.
+/// An empty grid launches nothing. Dynamic shared memory above the 48 KiB
+/// default is opted into on the kernel first.
+/// Throws `std::invalid_argument` for a configuration the device cannot run and
+/// `cuda_error` if the launch fails (with `FOUNDRY_DEBUG_SYNC`, also if the kernel faults).
+template <class... Params, class... Args>
+void launch(cuda::stream_ref s, const launch_config& c, void (*kernel)(Params...), Args&&... args) {
+  if (c.empty()) return;
+  const device_properties& device = get_device_properties();
+  validate(c, device);
+  if (c.dynamic_shared_bytes > device.shared_memory_per_block) {
+    FOUNDRY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(c.dynamic_shared_bytes)));
+  }
+  kernel<<<c.grid, c.block, c.dynamic_shared_bytes, s.get()>>>(std::forward<Args>(args)...);
+  FOUNDRY_CHECK_LAUNCH();
+}
+
+}  // namespace foundry
