@@ -1,0 +1,11 @@
+# Runs PROGRAM with every device hidden; passes when it exits with EXPECTED and
+# prints a one-line message that mentions the missing device.
+set(ENV{CUDA_VISIBLE_DEVICES} "")
+execute_process(COMMAND ${PROGRAM} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL EXPECTED)
+  message(FATAL_ERROR "${PROGRAM} exited with ${rc}, expected ${EXPECTED}\n${out}${err}")
+endif()
+if(NOT "${out}${err}" MATCHES "(no usable CUDA device|no CUDA device)")
+  message(FATAL_ERROR "${PROGRAM} did not say that the device is missing:\n${out}${err}")
+endif()
+message(STATUS "${PROGRAM}: exit ${rc}: ${err}${out}")
