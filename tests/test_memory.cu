@@ -60,6 +60,7 @@ TEST_CASE("device_buffer allocates, deep-copies, moves and frees without a leak"
   const auto after = snapshot();
   CHECK(after.pool_used == before.pool_used);
   // Free memory returns to its value; 2 MiB of slack for the driver's own bookkeeping.
+  // (Device-wide: holds when no other process allocates meanwhile, as under a serial ctest.)
   const auto diff = after.device_free > before.device_free ? after.device_free - before.device_free
                                                             : before.device_free - after.device_free;
   CHECK(diff <= (std::size_t{2} << 20));
@@ -86,7 +87,8 @@ TEST_CASE("device_buffer can be filled at construction", "[gpu]") {
   }
 }
 
-TEST_CASE("an impossible allocation throws cuda_error naming the bytes requested", "[gpu]") {
+// Tagged so that compute-sanitizer runs skip it: the failed cudaMallocAsync is the point, not an error.
+TEST_CASE("an impossible allocation throws cuda_error naming the bytes requested", "[gpu][expected_api_error]") {
   foundry::stream s;
   const std::size_t ten_tb = std::size_t{10} << 40;
   try {

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The benchmark command: builds the benchmarks for this machine's GPU, runs
+# every one with JSON output, and turns the JSON into a Markdown table and a
+# roofline plot.
+#   usage: scripts/bench.sh [OUT_DIR] [--benchmark_filter=REGEX ...]
+#   OUT_DIR defaults to bench/results/local. FOUNDRY_PRESET picks the CMake
+#   preset (default: native). Exits 2 with one line when there is no GPU.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-bench/results/local}
+shift || true
+if ! nvidia-smi -L 2>/dev/null | grep -q GPU; then
+  echo "bench: no CUDA GPU on this machine (nvidia-smi lists none): the benchmarks need one" >&2
+  exit 2
+fi
+[ -n "${FOUNDRY_SKIP_DEPS:-}" ] || scripts/install-deps.sh
+export PATH="$PATH:/usr/local/cuda/bin"
+preset=${FOUNDRY_PRESET:-native}
+if [ -z "${FOUNDRY_SKIP_BUILD:-}" ]; then
+  cmake --preset "$preset" -DFOUNDRY_BUILD_BENCHMARKS=ON >/dev/null
+  cmake --build --preset "$preset" -j "$(nproc)"
+fi
+build=build/$preset
+mkdir -p "$out"
+raw=$(mktemp -d)
+status=0
+for bin in "$build"/bench/bench_*; do
+  [ -x "$bin" ] || continue
+  name=$(basename "$bin")
+  echo "== $name"
+  "$bin" --benchmark_out="$raw/$name.json" --benchmark_out_format=json "$@" || status=1
+done
+# One JSON for the whole run: the first file's context, every file's benchmarks.
+python3 - "$out/benchmarks.json" "$raw"/bench_*.json <<'PY'
+import json, sys
+merged = None
+for path in sys.argv[2:]:
+    with open(path) as f:
+        data = json.load(f)
+    if merged is None:
+        merged = data
+    else:
+        merged["benchmarks"].extend(data.get("benchmarks", []))
+with open(sys.argv[1], "w") as f:
+    json.dump(merged or {"benchmarks": []}, f, indent=1)
+PY
+rm -rf "$raw"
+python3 scripts/bench_report.py "$out/benchmarks.json" --markdown "$out/report.md" --plot "$out/roofline.png" || status=1
+exit $status

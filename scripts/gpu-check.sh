@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The one-call GPU check (see the device README): on a GPU machine, configure
+# for sm_90 with Ninja, build everything, run every test, run compute-sanitizer
+# (memcheck, racecheck, synccheck, initcheck) on the test binaries, run the
+# benchmarks with JSON output, write logs and results into OUT, and print a
+# short summary last.
+#   usage: scripts/gpu-check.sh OUT [STAGES]
+#   STAGES: comma list of build,test,sanitize,bench (default: all four)
+#   BENCH_ARGS: extra arguments for every benchmark binary (e.g. --benchmark_filter=...)
+#   SANITIZE_FILTER: Catch2 filter for the sanitizer runs (default: skip [large] cases)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${1:?usage: scripts/gpu-check.sh OUT [STAGES]}
+stages=${2:-build,test,sanitize,bench}
+mkdir -p "$out"
+export PATH="$PATH:/usr/local/cuda/bin"
+[ -d .device-deps ] && export CMAKE_PREFIX_PATH="$PWD/.device-deps" LD_LIBRARY_PATH="$PWD/.device-deps/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+build=build/h200
+summary=()
+note() { summary+=("$(printf '%-10s %s' "$1" "$2")"); }
+has() { [[ ",$stages," == *",$1,"* ]]; }
+t0=$SECONDS
+
+if has build; then
+  s=$SECONDS
+  if cmake --preset h200 >"$out/build.log" 2>&1 && cmake --build --preset h200 -j "$(nproc)" >>"$out/build.log" 2>&1; then
+    note build "ok ($((SECONDS - s)) s)"
+  else
+    note build "FAILED ($((SECONDS - s)) s): see build.log"; tail -40 "$out/build.log"
+  fi
+fi
+
+if has test; then
+  s=$SECONDS
+  # Serial: the leak test compares device-wide free memory before and after.
+  (cd "$build" && ctest --output-on-failure --timeout 600) >"$out/ctest.log" 2>&1
+  note test "$(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -1) ($((SECONDS - s)) s)"
+  grep -E '\(Failed\)|\(Timeout\)|\(SEGFAULT\)|Not Run' "$out/ctest.log" | head -20
+  grep -c '(Skipped)' "$out/ctest.log" | xargs -I{} echo "skipped tests: {}"
+fi
+
+if has sanitize; then
+  s=$SECONDS
+  filter=${SANITIZE_FILTER:-~[large]~[expected_api_error]}
+  : >"$out/sanitizer.log"
+  for tool in memcheck racecheck synccheck initcheck; do
+    errors=0
+    for bin in "$build"/tests/test_*; do
+      [ -x "$bin" ] || continue
+      extra=()
+      [ "$tool" = memcheck ] && extra=(--leak-check full)
+      log=$(compute-sanitizer --tool "$tool" "${extra[@]}" --error-exitcode 99 "$bin" "$filter" 2>&1)
+      rc=$?
+      n=$(grep -oE '(ERROR SUMMARY: |RACECHECK SUMMARY: )[0-9]+' <<<"$log" | grep -oE '[0-9]+' | tail -1)
+      errors=$((errors + ${n:-0}))
+      { echo "== $tool $(basename "$bin") rc=$rc errors=${n:-?}"; grep -E 'SUMMARY|test cases|FAILED|with expansion|^  |=========  ' <<<"$log" | head -40; } >>"$out/sanitizer.log"
+      [ "$rc" -ne 0 ] && [ "${n:-0}" -eq 0 ] && errors=$((errors + 1)) && echo "$tool $(basename "$bin"): exit $rc" >>"$out/sanitizer.log"
+    done
+    note "$tool" "$errors errors"
+  done
+  note sanitize "done ($((SECONDS - s)) s)"
+fi
+
+if has bench; then
+  s=$SECONDS
+  FOUNDRY_PRESET=h200 FOUNDRY_SKIP_DEPS=1 FOUNDRY_SKIP_BUILD=1 scripts/bench.sh "$out/bench" ${BENCH_ARGS:-} >"$out/bench.log" 2>&1
+  note bench "exit $? ($((SECONDS - s)) s)"
+  [ -f "$out/bench/report.md" ] && head -60 "$out/bench/report.md"
+fi
+
+echo
+echo "== gpu-check summary ($(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null), $((SECONDS - t0)) s)"
+printf '%s\n' "${summary[@]}"
