@@ -45,5 +45,7 @@ with open(sys.argv[1], "w") as f:
     json.dump(merged or {"benchmarks": []}, f, indent=1)
 PY
 rm -rf "$raw"
-python3 scripts/bench_report.py "$out/benchmarks.json" --markdown "$out/report.md" --plot "$out/roofline.png" || status=1
+# Debian/Ubuntu's /usr/bin/python3 carries python3-matplotlib (installed by install-deps.sh).
+py=python3; [ -x /usr/bin/python3 ] && py=/usr/bin/python3
+"$py" scripts/bench_report.py "$out/benchmarks.json" --markdown "$out/report.md" --plot "$out/roofline.png" || status=1
 exit $status

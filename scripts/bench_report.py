@@ -1,0 +1,363 @@
+#!/usr/bin/env python3
+"""Turns foundry's Google Benchmark JSON into a Markdown report and a roofline plot.
+
+    scripts/bench_report.py RESULTS.json [MORE.json ...] [--markdown report.md] [--plot roofline.png]
+
+The report has the ceilings measured on the device (from the JSON context), a summary
+table that pairs rows by name -- `<algorithm>/<variant>[/cold]/<args>`, the variant being
+`naive`/`naive_<rung>`, `foundry`/`foundry_<rung>` or a peer (anything else) -- and a full
+table with every row. The plot has two panels: a roofline (TFLOP/s against flop/byte under
+the measured bandwidth and FLOP ceilings) for rows that do floating-point work, and the
+achieved bandwidth of every row against the bandwidth ceilings. Without matplotlib the
+report is still written and the script says the plot was skipped.
+"""
+
+import argparse
+import json
+import math
+import os
+import re
+import sys
+
+# Name parts that Google Benchmark appends and that do not identify a benchmark.
+GB_SUFFIX = re.compile(r"^(manual_time|real_time|process_time|(iterations|repeats|threads|min_time|min_warmup_time):.*)$")
+STANDARD_COUNTERS = {"GB/s", "TFLOP/s", "flop/byte", "pct_of_ceiling", "noise_pct", "samples"}
+TIME_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+FLOP_CEILINGS = ["fp32_cuda_cores", "fp32_cublas", "tf32_tensor", "bf16_tensor"]
+
+
+def variant_class(variant):
+    if variant == "naive" or variant.startswith("naive_"):
+        return "naive"
+    if variant == "foundry" or variant.startswith("foundry_"):
+        return "foundry"
+    return "peer"
+
+
+def parse_name(name):
+    """'copy/naive/cold/1048576/manual_time' -> ('copy', 'naive', 'cold', ('1048576',))."""
+    parts = [p for p in name.split("/") if p and not GB_SUFFIX.match(p)]
+    algorithm = parts[0] if parts else name
+    variant = parts[1] if len(parts) > 1 else ""
+    rest = parts[2:]
+    mode = "cold" if "cold" in rest else "hot"
+    rest = tuple(p for p in rest if p not in ("hot", "cold"))
+    return algorithm, variant, mode, rest
+
+
+def pretty_arg(arg):
+    """Powers of two from 2^16 up read as 2^k (sizes); smaller values (shapes) stay as written."""
+    if re.fullmatch(r"\d+", arg):
+        value = int(arg)
+        if value >= 65536 and value & (value - 1) == 0:
+            return "2^%d" % (value.bit_length() - 1)
+    return arg
+
+
+def pretty_size(rest, mode):
+    numeric = [pretty_arg(a) for a in rest if re.fullmatch(r"\d+", a)]
+    words = [a for a in rest if not re.fullmatch(r"\d+", a)]
+    text = " ".join(words + (["×".join(numeric)] if numeric else []))
+    return (text + " cold").strip() if mode == "cold" else (text or "-")
+
+
+def size_sort_key(rest):
+    return tuple((0, int(a), "") if re.fullmatch(r"\d+", a) else (1, 0, a) for a in rest)
+
+
+def load_rows(paths):
+    """Rows from every file: per-iteration runs, or the median aggregate when repeated."""
+    contexts, rows = [], []
+    for path in paths:
+        with open(path) as f:
+            data = json.load(f)
+        contexts.append(data.get("context", {}))
+        benchmarks = data.get("benchmarks", [])
+        medians = {b.get("run_name"): b for b in benchmarks
+                   if b.get("run_type") == "aggregate" and b.get("aggregate_name") == "median"}
+        seen = set()
+        for b in benchmarks:
+            run_name = b.get("run_name", b.get("name", ""))
+            if b.get("run_type") == "aggregate" or run_name in seen:
+                continue
+            seen.add(run_name)
+            rows.append(make_row(medians.get(run_name, b), run_name))
+    return contexts, rows
+
+
+def make_row(b, run_name):
+    algorithm, variant, mode, rest = parse_name(run_name)
+    unit = TIME_UNIT_SECONDS.get(b.get("time_unit", "ns"), 1e-9)
+    label = b.get("label", "") or ""
+    counters = {k: v for k, v in b.items() if isinstance(v, (int, float)) and k not in (
+        "family_index", "per_family_instance_index", "repetitions", "repetition_index", "threads",
+        "iterations", "real_time", "cpu_time")}
+    return {
+        "name": "/".join([algorithm, variant] + (["cold"] if mode == "cold" else []) + list(rest)),
+        "algorithm": algorithm, "variant": variant, "class": variant_class(variant), "mode": mode, "rest": rest,
+        "seconds": b.get("real_time", float("nan")) * unit,
+        "manual_time": "manual_time" in run_name.split("/"),
+        "error": b.get("error_message") if b.get("error_occurred") else None,
+        "gbps": counters.get("GB/s"), "tflops": counters.get("TFLOP/s"),
+        "intensity": counters.get("flop/byte"), "pct": counters.get("pct_of_ceiling"),
+        "noise": counters.get("noise_pct"),
+        "compute_bound": "compute-bound" in label,
+        "label": label,
+        "extra": {k: v for k, v in counters.items() if k not in STANDARD_COUNTERS},
+    }
+
+
+def ceilings_from(contexts):
+    """GB/s and TFLOP/s ceilings from the first context that has them."""
+    for ctx in contexts:
+        if "ceiling_copy_GB/s" in ctx:
+            def number(key):
+                try:
+                    return float(ctx[key])
+                except (KeyError, ValueError):
+                    return float("nan")
+            return {
+                "copy_GBps": number("ceiling_copy_GB/s"),
+                "theoretical_GBps": number("ceiling_theoretical_GB/s"),
+                "flops": {name: number("ceiling_%s_TFLOP/s" % name) for name in FLOP_CEILINGS},
+            }
+    return None
+
+
+def fmt_time(seconds):
+    if seconds is None or math.isnan(seconds):
+        return "-"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= scale:
+            return "%.3g %s" % (seconds / scale, unit)
+    return "%.3g ns" % (seconds / 1e-9)
+
+
+def fmt_num(value, digits=3):
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if abs(value) >= 10 ** digits:
+        return "%.0f" % value
+    return "%.*g" % (digits, value)
+
+
+def throughput(row):
+    """The figure a reader compares: TFLOP/s when compute-bound, else GB/s."""
+    if row["error"]:
+        return "FAILED"
+    if row["compute_bound"] and row["tflops"] is not None:
+        return "%s TFLOP/s" % fmt_num(row["tflops"])
+    if row["gbps"] is not None:
+        return "%s GB/s" % fmt_num(row["gbps"])
+    return fmt_time(row["seconds"])
+
+
+def best(rows):
+    ok = [r for r in rows if not r["error"]]
+    return min(ok, key=lambda r: r["seconds"]) if ok else (rows[0] if rows else None)
+
+
+def pick(rows, cls):
+    """The plain variant (`naive`, `foundry`) when present, else the fastest rung."""
+    members = [r for r in rows if r["class"] == cls]
+    plain = [r for r in members if r["variant"] == cls]
+    return plain[0] if plain else best(members)
+
+
+def cell(row, with_name):
+    if row is None:
+        return "-"
+    text = throughput(row)
+    return "%s: %s" % (row["variant"], text) if with_name else text
+
+
+def summary_table(rows):
+    groups, order = {}, []
+    for r in rows:
+        key = (r["algorithm"], r["mode"], r["rest"])
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append(r)
+    algorithms = list(dict.fromkeys(k[0] for k in order))
+    order.sort(key=lambda k: (algorithms.index(k[0]), k[1] != "hot", size_sort_key(k[2])))
+    lines = ["| algorithm | size | naive | foundry | peer | foundry/peer | % of ceiling |",
+             "|---|---|---|---|---|---|---|"]
+    for key in order:
+        members = groups[key]
+        naive, foundry, peer = pick(members, "naive"), pick(members, "foundry"), best(
+            [r for r in members if r["class"] == "peer"])
+        ratio = "-"
+        if foundry and peer and not foundry["error"] and not peer["error"] and foundry["seconds"] > 0:
+            ratio = "%.3f×" % (peer["seconds"] / foundry["seconds"])
+        headline = foundry or peer or naive
+        pct = "-" if headline is None or headline["error"] or headline["pct"] is None else "%.1f%%" % headline["pct"]
+        naive_named = naive is not None and naive["variant"] != "naive"
+        foundry_named = foundry is not None and foundry["variant"] != "foundry"
+        lines.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+            key[0], pretty_size(key[2], key[1]), cell(naive, naive_named), cell(foundry, foundry_named),
+            cell(peer, True), ratio, pct))
+    return lines
+
+
+def full_table(rows):
+    lines = ["| benchmark | time | GB/s | TFLOP/s | flop/byte | % of ceiling | noise | bound | notes |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if r["error"]:
+            lines.append("| %s | FAILED | | | | | | | %s |" % (r["name"], r["error"].replace("|", "\\|")))
+            continue
+        notes = ", ".join("%s=%s" % (k, fmt_num(v, 4)) for k, v in sorted(r["extra"].items()))
+        if not r["manual_time"]:
+            notes = (notes + ", " if notes else "") + "not manual time (host clock)"
+        bound = "" if r["gbps"] is None else ("compute" if r["compute_bound"] else "memory")
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["name"], fmt_time(r["seconds"]), fmt_num(r["gbps"]), fmt_num(r["tflops"]), fmt_num(r["intensity"]),
+            "-" if r["pct"] is None else "%.1f" % r["pct"],
+            "-" if r["noise"] is None else "%.1f%%" % r["noise"], bound, notes))
+    return lines
+
+
+def context_lines(contexts, ceilings):
+    ctx = contexts[0] if contexts else {}
+    keys = ["gpu", "gpu_compute_capability", "gpu_sm_count", "gpu_sm_clock_max_mhz", "gpu_memory_clock_max_mhz",
+            "gpu_l2_mib", "gpu_ecc", "nvidia_driver", "cuda_runtime", "cublas", "cccl", "date"]
+    found = ["%s: %s" % (k, ctx[k]) for k in keys if k in ctx]
+    lines = ["Measured on: " + "; ".join(found) + "." if found else "No device context in the input."]
+    if ceilings:
+        flops = ", ".join("%s %s TFLOP/s" % (k, fmt_num(v)) for k, v in ceilings["flops"].items())
+        lines.append("")
+        lines.append("Ceilings measured in the same run: device-to-device copy %s GB/s (theoretical %s GB/s); %s." % (
+            fmt_num(ceilings["copy_GBps"]), fmt_num(ceilings["theoretical_GBps"]), flops))
+    return lines
+
+
+def write_markdown(path, contexts, rows, ceilings):
+    out = ["# Benchmark results", ""] + context_lines(contexts, ceilings) + [""]
+    out += ["Figures are GB/s (bytes read + written) or TFLOP/s of the median sample; foundry/peer is the peer's "
+            "time over foundry's (above 1: foundry is faster); % of ceiling is foundry's (or the best row's) share "
+            "of the ceiling that binds it.", ""]
+    out += summary_table(rows) + ["", "## Every row", ""] + full_table(rows)
+    failed = [r for r in rows if r["error"]]
+    if failed:
+        out += ["", "**%d benchmark(s) failed.**" % len(failed)]
+    text = "\n".join(out) + "\n"
+    if path == "-":
+        sys.stdout.write(text)
+    else:
+        with open(path, "w") as f:
+            f.write(text)
+
+
+def write_plot(path, rows, ceilings):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("plot skipped: matplotlib not installed", file=sys.stderr)
+        return
+    colors = {"naive": "#7f7f7f", "foundry": "#1f77b4", "peer": "#ff7f0e"}
+    markers = "osD^v<>phX*"
+    ok = [r for r in rows if not r["error"] and r["gbps"] is not None and r["seconds"] > 0]
+    algorithms = list(dict.fromkeys(r["algorithm"] for r in ok))
+    marker_of = {a: markers[i % len(markers)] for i, a in enumerate(algorithms)}
+    fig, (ax_roof, ax_bw) = plt.subplots(1, 2, figsize=(15, 6.5))
+
+    def scatter(ax, r, x, y):
+        face = colors[r["class"]] if r["mode"] == "hot" else "none"
+        ax.scatter([x], [y], marker=marker_of[r["algorithm"]], s=40, facecolors=face, edgecolors=colors[r["class"]],
+                   linewidths=1.2, zorder=3)
+
+    # Roofline: performance against arithmetic intensity.
+    flop_rows = [r for r in ok if r["tflops"] and r["intensity"]]
+    xs = [r["intensity"] for r in flop_rows] or [1.0]
+    x_lo, x_hi = min(min(xs) / 4, 0.05), max(max(xs) * 4, 2000)
+    if ceilings:
+        grid = [x_lo * (x_hi / x_lo) ** (i / 200) for i in range(201)]
+        peaks = [p for p in ceilings["flops"].values() if p and not math.isnan(p)]
+        top = max(peaks) if peaks else float("inf")
+        for bw, style, name in ((ceilings["copy_GBps"], "-", "copy"), (ceilings["theoretical_GBps"], ":", "theoretical")):
+            if bw and not math.isnan(bw):
+                # The bandwidth roof, up to the highest FLOP ceiling.
+                line = [(x, bw * 1e-3 * x) for x in grid if bw * 1e-3 * x <= top]
+                ax_roof.plot([p[0] for p in line], [p[1] for p in line], "k" + style, lw=1,
+                             label="bandwidth, %s: %s GB/s" % (name, fmt_num(bw)))
+        for i, (name, peak) in enumerate(ceilings["flops"].items()):
+            if peak and not math.isnan(peak):
+                roof = [min(peak, ceilings["copy_GBps"] * 1e-3 * x) for x in grid]
+                ax_roof.plot(grid, roof, color="C%d" % (i + 2), lw=1.2, label="%s: %s TFLOP/s" % (name, fmt_num(peak)))
+    for r in flop_rows:
+        scatter(ax_roof, r, r["intensity"], r["tflops"])
+    ax_roof.set_xscale("log")
+    ax_roof.set_yscale("log")
+    ax_roof.set_xlim(x_lo, x_hi)
+    ax_roof.set_xlabel("arithmetic intensity (flop/byte)")
+    ax_roof.set_ylabel("TFLOP/s")
+    ax_roof.set_title("Roofline (rows with floating-point work)")
+    ax_roof.grid(True, which="both", alpha=0.25)
+    ax_roof.legend(fontsize=7, loc="lower right")
+
+    # Bandwidth: every row, against the bandwidth ceilings.
+    for r in ok:
+        scatter(ax_bw, r, r["gbps"] * 1e9 * r["seconds"], r["gbps"])
+    if ceilings:
+        for bw, style, name in ((ceilings["copy_GBps"], "-", "copy"), (ceilings["theoretical_GBps"], ":", "theoretical")):
+            if bw and not math.isnan(bw):
+                ax_bw.axhline(bw, color="k", ls=style, lw=1, label="%s: %s GB/s" % (name, fmt_num(bw)))
+    ax_bw.set_xscale("log")
+    ax_bw.set_xlabel("bytes moved per call (read + written)")
+    ax_bw.set_ylabel("GB/s")
+    ax_bw.set_title("Achieved bandwidth (filled: hot L2, hollow: cold)")
+    ax_bw.grid(True, which="both", alpha=0.25)
+    handles = [plt.Line2D([], [], ls="", marker="o", color=c, label=k) for k, c in colors.items()]
+    handles += [plt.Line2D([], [], ls="", marker=marker_of[a], color="k", mfc="none", label=a) for a in algorithms]
+    first = ax_bw.legend(handles=handles, fontsize=7, loc="lower right")
+    ax_bw.add_artist(first)
+    ax_bw.legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print("plot written: %s" % path, file=sys.stderr)
+
+
+def reexec_with_system_python():
+    """matplotlib usually comes from Debian's python3-matplotlib, which only the system
+    interpreter sees; when another python3 (pyenv, a venv) runs this script without it,
+    run again under /usr/bin/python3 if that one has it."""
+    try:
+        import matplotlib  # noqa: F401
+        return
+    except ImportError:
+        pass
+    system = "/usr/bin/python3"
+    if os.environ.get("FOUNDRY_REPORT_REEXEC") or not os.path.exists(system) or \
+            os.path.realpath(sys.executable) == os.path.realpath(system):
+        return
+    import subprocess
+    if subprocess.run([system, "-c", "import matplotlib"], capture_output=True).returncode == 0:
+        os.environ["FOUNDRY_REPORT_REEXEC"] = "1"
+        os.execv(system, [system] + sys.argv)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("json", nargs="+", help="Google Benchmark JSON files (--benchmark_out)")
+    parser.add_argument("--markdown", default="-", help="Markdown output (default: standard output)")
+    parser.add_argument("--plot", default=None,
+                        help="roofline PNG (default: roofline.png beside the Markdown, or in the current folder)")
+    parser.add_argument("--no-plot", action="store_true", help="write only the Markdown")
+    args = parser.parse_args()
+    if not args.no_plot:
+        reexec_with_system_python()
+
+    contexts, rows = load_rows(args.json)
+    ceilings = ceilings_from(contexts)
+    write_markdown(args.markdown, contexts, rows, ceilings)
+    if not args.no_plot:
+        plot = args.plot or os.path.join(os.path.dirname(args.markdown) if args.markdown != "-" else ".", "roofline.png")
+        write_plot(plot, rows, ceilings)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
