@@ -30,8 +30,10 @@
 /// number of calls with different filters may run on any streams, or be
 /// captured into CUDA graphs, and the caller's host array may be reused as soon
 /// as the call returns. `__grid_constant__` (sm_70+) tells the compiler never
-/// to copy the struct to local memory, even if an index were not constant. The
-/// largest filter is 225 floats (900 bytes), far inside the 4 KiB parameter limit.
+/// to copy the struct to local memory: the wider filters index the weights with
+/// a loop variable (see `convolve_2d_policy::unroll_filter_columns`), and those
+/// reads stay indexed constant-bank loads. The largest filter is 225 floats
+/// (900 bytes), far inside the 4 KiB parameter limit.
 ///
 /// ## How the fast kernel works
 /// Each block owns a tile of `block_x × (block_y · rows_per_thread)` outputs.
@@ -40,8 +42,9 @@
 /// is aligned), then each thread computes a column of `rows_per_thread`
 /// outputs: the k·(rows + 2r) shared-memory reads of its window feed
 /// k²·rows FMAs, and the filter radius is a template parameter so the loops
-/// unroll fully. Border handling costs nothing in the interior: only chunks
-/// that cross the image edge take the per-pixel clamp / zero path.
+/// unroll (radius 1 to 7 is dispatched at run time to seven instantiations).
+/// Border handling costs nothing in the interior: only chunks that cross the
+/// image edge take the per-pixel clamp / zero path.
 
 #include <foundry/core/error.cuh>
 #include <foundry/core/math.cuh>
@@ -81,9 +84,13 @@ struct image_view {
 inline constexpr int min_filter_size = 3;
 inline constexpr int max_filter_size = 15;
 
-/// Tuning of the fast kernel, as a type (the values shape shared-memory arrays
-/// and unrolled loops, so they are compile-time). Write your own struct with
-/// the same three members to override it.
+/// Tuning of the fast kernel, as a type (the values shape shared-memory arrays,
+/// launch bounds and unrolled loops, so they are compile-time). Override by
+/// deriving, and pass the result as the template argument:
+/// `struct tall : foundry::convolve_2d_policy { static constexpr int rows_per_thread = 16; };`
+/// then `foundry::convolve_2d<tall>(...)`.
+/// Registers and spills (sm_90, CUDA 13.0, default policy): 40 registers for
+/// radius 1-4, 64 for 5-7, no spills.
 struct convolve_2d_policy {
   /// Threads per block along x; each thread owns one output column of the
   /// tile, so this is also the tile width. A multiple of 32 keeps the
@@ -95,6 +102,19 @@ struct convolve_2d_policy {
   /// 2r halo rows, and the vertical window is reused from registers.
   /// Tile: 64 × 32 outputs. TODO(measure)
   static constexpr int rows_per_thread = 8;
+  /// Resident blocks per SM promised to the compiler (`__launch_bounds__`),
+  /// which caps registers at 65536 / (256 × this): 6 gives 40 registers, the
+  /// fewest with which ptxas does not spill (sm_90, CUDA 13.0) up to radius 4;
+  /// the wider filters need 64 (4 blocks). More resident blocks keep more
+  /// tile loads in flight, which the small, memory-bound filters need.
+  /// TODO(measure)
+  __host__ __device__ static constexpr int min_blocks_per_sm(int radius) { return radius <= 4 ? 6 : 4; }
+  /// Whether the loop over filter columns unrolls too. Unrolled, every weight
+  /// is an immediate constant-bank operand of its FMA; but past radius 3 the
+  /// fully unrolled body makes ptxas hoist so many shared-memory loads that it
+  /// needs 100-255 registers, so the wider filters keep a loop over columns
+  /// and read the weights with an indexed constant load. TODO(measure)
+  __host__ __device__ static constexpr bool unroll_filter_columns(int radius) { return radius <= 3; }
 };
 
 namespace detail {
@@ -187,7 +207,7 @@ __device__ __forceinline__ float4 load_chunk(const convolve_2d_params<Radius>& p
 }
 
 template <int Radius, class Policy>
-__global__ void __launch_bounds__(Policy::block_x* Policy::block_y)
+__global__ void __launch_bounds__(Policy::block_x* Policy::block_y, Policy::min_blocks_per_sm(Radius))
     convolve_2d_kernel(const __grid_constant__ convolve_2d_params<Radius> p) {
   constexpr int k = 2 * Radius + 1;
   constexpr int rows = Policy::rows_per_thread;
@@ -203,6 +223,7 @@ __global__ void __launch_bounds__(Policy::block_x* Policy::block_y)
   constexpr int chunks_per_row = s_w / 4;
   constexpr int chunks = s_h * chunks_per_row;
   constexpr int chunks_per_thread = ceil_div(chunks, threads);
+  constexpr int unroll_columns = Policy::unroll_filter_columns(Radius) ? k : 1;
   static_assert(tile_w % 4 == 0, "block_x must be a multiple of 4 for the 16-byte tile loads");
   static_assert(s_w * s_h * sizeof(float) <= 48 * 1024, "the tile and its halo must fit in 48 KiB of shared memory");
 
@@ -245,7 +266,7 @@ __global__ void __launch_bounds__(Policy::block_x* Policy::block_y)
 #pragma unroll
     for (int o = 0; o < rows; ++o) r_acc[o] = 0.0f;
     const float* s_window = s_tile + ty * rows * s_w + (pad - Radius) + tx;
-#pragma unroll
+#pragma unroll unroll_columns
     for (int j = 0; j < k; ++j) {
 #pragma unroll
       for (int in_row = 0; in_row < rows + 2 * Radius; ++in_row) {
