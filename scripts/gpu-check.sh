@@ -8,6 +8,8 @@
 #   STAGES: comma list of build,test,sanitize,bench (default: all four)
 #   BENCH_ARGS: extra arguments for every benchmark binary (e.g. --benchmark_filter=...)
 #   SANITIZE_FILTER: Catch2 filter for the sanitizer runs (default: skip [large] cases)
+#   SANITIZE_TOOLS: compute-sanitizer tools to run (default: memcheck racecheck synccheck initcheck)
+#   SANITIZE_TIMEOUT: seconds allowed per tool and binary (default: 300)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/gpu-check.sh OUT [STAGES]}
@@ -23,7 +25,7 @@ t0=$SECONDS
 
 if has build; then
   s=$SECONDS
-  if cmake --preset h200 >"$out/build.log" 2>&1 && cmake --build --preset h200 -j "$(nproc)" >>"$out/build.log" 2>&1; then
+  if cmake --preset h200 >"$out/build.log" 2>&1 && cmake --build --preset h200 -j "$(nproc)" -- -k 0 >>"$out/build.log" 2>&1; then
     note build "ok ($((SECONDS - s)) s)"
   else
     note build "FAILED ($((SECONDS - s)) s): see build.log"; tail -40 "$out/build.log"
@@ -43,13 +45,13 @@ if has sanitize; then
   s=$SECONDS
   filter=${SANITIZE_FILTER:-~[large]~[expected_api_error]}
   : >"$out/sanitizer.log"
-  for tool in memcheck racecheck synccheck initcheck; do
+  for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
     errors=0
     for bin in "$build"/tests/test_*; do
       [ -x "$bin" ] || continue
       extra=()
       [ "$tool" = memcheck ] && extra=(--leak-check full)
-      log=$(compute-sanitizer --tool "$tool" "${extra[@]}" --error-exitcode 99 "$bin" "$filter" 2>&1)
+      log=$(timeout "${SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$tool" "${extra[@]}" --error-exitcode 99 "$bin" "$filter" 2>&1)
       rc=$?
       n=$(grep -oE '(ERROR SUMMARY: |RACECHECK SUMMARY: )[0-9]+' <<<"$log" | grep -oE '[0-9]+' | tail -1)
       errors=$((errors + ${n:-0}))

@@ -1,0 +1,117 @@
+// Sum of 2^28 floats (1 GiB, far past the 60 MB L2, so hot and cold agree): the
+// reduction ladder of foundry::naive (rungs 1-4), foundry::reduce (rung 5) and
+// cub::DeviceReduce::Sum. Rows "reduce_sum_f32/<variant>/268435456". Goal: foundry
+// >= 1.0x CUB. foundry and CUB get their scratch allocated before timing; the naive
+// rungs allocate their partials stream-ordered inside each call, as written.
+//
+// The input holds random integers in [-8, 8] stored as floats: every partial sum of
+// every variant (even the 2^28 serial atomics) stays far below 2^24 in magnitude, so
+// all are exact and the check against the CPU's integer sum is an equality.
+
+#include <foundry/algorithms/reduce.cuh>
+#include <foundry/algorithms/transform.cuh>
+#include <foundry/bench/harness.cuh>
+#include <foundry/memory/device_buffer.cuh>
+#include <foundry/naive/reduce.cuh>
+#include <foundry/runtime/stream.cuh>
+
+#include <cub/device/device_reduce.cuh>
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace bench = foundry::bench;
+
+enum class variant { naive_atomic, naive_interleaved, naive_sequential, naive_warp_shuffle, foundry, cub };
+
+struct int_to_float {
+  __device__ float operator()(std::int32_t v) const { return static_cast<float>(v); }
+};
+
+// The exact sum of the input, computed on the host once per size (the data depends
+// only on the seed and n) and cached: Google Benchmark calls each row more than once.
+std::int64_t exact_sum(const foundry::device_buffer<float>& x, foundry::stream& s) {
+  static std::map<std::size_t, std::int64_t> cache;
+  if (const auto it = cache.find(x.size()); it != cache.end()) return it->second;
+  std::vector<float> host(x.size());
+  x.copy_to_host({host.data(), host.size()}, s);
+  s.synchronize();
+  std::int64_t sum = 0;
+  for (const float f : host) sum += static_cast<std::int64_t>(f);
+  cache.emplace(x.size(), sum);
+  return sum;
+}
+
+void bm_reduce_sum_f32(benchmark::State& state, variant v) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  foundry::stream s;
+  foundry::device_buffer<float> x(n, s);
+  {
+    foundry::device_buffer<std::int32_t> ints(n, s);
+    bench::fill_uniform(ints.span(), -8.0, 8.0, bench::default_seed, s);
+    foundry::transform(ints.span(), x.span(), int_to_float{}, s);
+  }
+  foundry::device_buffer<float> out(1, s, std::numeric_limits<float>::quiet_NaN());
+  const auto in = cuda::std::span<const float>(x.data(), n);
+
+  // Scratch for the variants that take it, allocated once, outside the timed region.
+  std::size_t scratch_bytes = 0;
+  if (v == variant::foundry) scratch_bytes = foundry::reduce_scratch_bytes<float>(n);
+  if (v == variant::cub) {
+    FOUNDRY_CUDA_TRY(cub::DeviceReduce::Sum(nullptr, scratch_bytes, x.data(), out.data(), n, s.get()));
+  }
+  foundry::device_buffer<std::byte> scratch(scratch_bytes, s);
+
+  auto enqueue = [&](cuda::stream_ref st) {
+    switch (v) {
+      case variant::naive_atomic: foundry::naive::reduce_sum_atomic(in, out.span(), st); break;
+      case variant::naive_interleaved: foundry::naive::reduce_sum_interleaved(in, out.span(), st); break;
+      case variant::naive_sequential: foundry::naive::reduce_sum_sequential(in, out.span(), st); break;
+      case variant::naive_warp_shuffle: foundry::naive::reduce_sum_warp_shuffle(in, out.span(), st); break;
+      case variant::foundry:
+        foundry::reduce(in, out.span(), 0.0f, cuda::std::plus<float>{}, scratch.span(), st);
+        break;
+      case variant::cub: {
+        std::size_t bytes = scratch_bytes;
+        FOUNDRY_CUDA_TRY(cub::DeviceReduce::Sum(scratch.data(), bytes, x.data(), out.data(), n, st.get()));
+        break;
+      }
+    }
+  };
+
+  enqueue(s);
+  float result = 0;
+  FOUNDRY_CUDA_TRY(cudaMemcpyAsync(&result, out.data(), sizeof result, cudaMemcpyDeviceToHost, s.get()));
+  s.synchronize();
+  const std::int64_t expected = exact_sum(x, s);
+  if (!bench::expect(state, static_cast<double>(result) == static_cast<double>(expected),
+                     "sum " + std::to_string(result) + " differs from the exact " + std::to_string(expected)))
+    return;
+  // One add per element; the output's 4 bytes are negligible but declared.
+  bench::measure(state, s, {static_cast<double>(n) * sizeof(float), sizeof(float), static_cast<double>(n)}, enqueue);
+}
+
+constexpr std::int64_t elements = std::int64_t{1} << 28;
+
+}  // namespace
+
+BENCHMARK_CAPTURE(bm_reduce_sum_f32, naive_atomic, variant::naive_atomic)
+    ->Name("reduce_sum_f32/naive_atomic")->Apply(bench::configure)->Arg(elements);
+BENCHMARK_CAPTURE(bm_reduce_sum_f32, naive_interleaved, variant::naive_interleaved)
+    ->Name("reduce_sum_f32/naive_interleaved")->Apply(bench::configure)->Arg(elements);
+BENCHMARK_CAPTURE(bm_reduce_sum_f32, naive_sequential, variant::naive_sequential)
+    ->Name("reduce_sum_f32/naive_sequential")->Apply(bench::configure)->Arg(elements);
+BENCHMARK_CAPTURE(bm_reduce_sum_f32, naive_warp_shuffle, variant::naive_warp_shuffle)
+    ->Name("reduce_sum_f32/naive_warp_shuffle")->Apply(bench::configure)->Arg(elements);
+BENCHMARK_CAPTURE(bm_reduce_sum_f32, foundry, variant::foundry)
+    ->Name("reduce_sum_f32/foundry")->Apply(bench::configure)->Arg(elements);
+BENCHMARK_CAPTURE(bm_reduce_sum_f32, cub, variant::cub)
+    ->Name("reduce_sum_f32/cub")->Apply(bench::configure)->Arg(elements);
+
+FOUNDRY_BENCH_MAIN()

@@ -1,0 +1,349 @@
+#pragma once
+/// \file
+/// Element-wise algorithms on device spans: `transform` (an n-ary map with any
+/// functor, device lambdas included), `tabulate` and `iota` (outputs from the
+/// index), and `device_copy` (a copy kernel, for when a copy must be a kernel:
+/// inside a graph node's stream work, or to compare with `cudaMemcpyAsync`).
+///
+/// All calls are asynchronous: they enqueue one kernel on the given stream and
+/// return. They throw `std::invalid_argument` when sizes differ or a span with
+/// elements has a null pointer, and `cuda_error` when the launch fails.
+///
+/// Memory path: when every pointer is aligned to the vector width (16 bytes
+/// for the widest element type), each thread moves whole 16-byte vectors,
+/// `transform_policy::vectors_in_flight` of them per input before it computes;
+/// otherwise the same kernel runs with scalar accesses (correct for any
+/// offset, slower). A tail shorter than one vector is handled element-wise.
+///
+///     // saxpy, in place: y = a * x + y
+///     foundry::transform(x.span(), y.span(), y.span(),
+///                        [a] __device__ (float xi, float yi) { return a * xi + yi; }, stream);
+///     // three inputs
+///     foundry::transform(cuda::std::make_tuple(a, b, c), out, fma_op{}, stream);
+///
+/// Device lambdas need nvcc's `--extended-lambda` (foundry::foundry adds it);
+/// named functors need nothing.
+
+#include <foundry/core/error.cuh>
+#include <foundry/core/math.cuh>
+#include <foundry/launch/grid_stride.cuh>
+#include <foundry/launch/launch.cuh>
+#include <foundry/launch/launch_config.cuh>
+#include <foundry/thread/vector.cuh>
+#include <foundry/util/nvtx.cuh>
+
+#include <cuda/std/span>
+#include <cuda/std/tuple>
+#include <cuda/std/type_traits>
+#include <cuda/stream_ref>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace foundry {
+
+/// Launch policy of `transform` and `tabulate`. Override by deriving:
+/// `struct my_policy : foundry::transform_policy { static constexpr int blocks_per_sm = 8; };`
+/// and calling `foundry::transform<my_policy>(...)`.
+struct transform_policy {
+  /// Threads per block. TODO(measure): the H200 lead used 256.
+  static constexpr int block_threads = 256;
+  /// Resident blocks per SM in the grid-stride grid (grid = SMs × this).
+  /// Lead on the H200: 4 blocks/SM with 2 vectors in flight matched thrust::transform
+  /// on saxpy 2^28 (0.997–1.006×). TODO(measure) the figure for foundry's kernel.
+  static constexpr int blocks_per_sm = 4;
+  /// Vectors each thread loads per input before computing (memory-level parallelism).
+  /// TODO(measure): 2 per the H200 lead.
+  static constexpr int vectors_in_flight = 2;
+  /// Bytes per access of the widest element type. 16 = one LDG.128/STG.128.
+  static constexpr int vector_bytes = 16;
+};
+
+/// Launch policy of `device_copy`: a non-persistent grid in which each block
+/// copies one contiguous chunk of `block_threads × vectors_per_thread × 16` bytes.
+/// Lead on the H200: this shape reached 0.98× cudaMemcpy D2D at 1 GiB, where
+/// persistent grid-stride loops stayed at 0.92–0.93×. TODO(measure) foundry's figure.
+struct device_copy_policy {
+  /// TODO(measure).
+  static constexpr int block_threads = 256;
+  /// 16-byte vectors per thread, all loaded before any is stored. TODO(measure).
+  static constexpr int vectors_per_thread = 4;
+};
+
+namespace detail {
+
+template <class T>
+using element_t = std::remove_const_t<T>;
+
+/// Elements per vector for a kernel that reads `In...` and writes `Out`: the
+/// widest type gets `Bytes`, the others the same element count (fewer bytes).
+/// 1 (scalar) when some type's size is not a power of two or exceeds `Bytes`.
+template <int Bytes, class Out, class... In>
+constexpr int transform_vector_elements() {
+  constexpr std::size_t widest = std::max({sizeof(Out), sizeof(In)...});
+  constexpr bool all_powers = (is_power_of_two(sizeof(Out)) && ... && is_power_of_two(sizeof(In)));
+  if constexpr (!all_powers || widest > static_cast<std::size_t>(Bytes)) {
+    return 1;
+  } else {
+    return static_cast<int>(Bytes / widest);
+  }
+}
+
+/// Loads vector `i` of every input (for N == 1 a plain scalar load, no alignment needed).
+template <int N, class... In>
+__device__ inline cuda::std::tuple<aligned_vector<In, N>...> load_inputs(std::uint64_t i, const In*... in) {
+  if constexpr (N == 1) {
+    return cuda::std::tuple<aligned_vector<In, N>...>{aligned_vector<In, N>{{in[i]}}...};
+  } else {
+    return cuda::std::tuple<aligned_vector<In, N>...>{load_vector<N>(in + i * N)...};
+  }
+}
+
+template <int N, class Out, class Op, class Tuple, std::size_t... I>
+__device__ inline void apply_and_store(Out* out, std::uint64_t i, Op& op, const Tuple& values,
+                                       std::index_sequence<I...>) {
+  aligned_vector<Out, N> result;
+#pragma unroll
+  for (int k = 0; k < N; ++k) result[k] = op(cuda::std::get<I>(values)[k]...);
+  if constexpr (N == 1) {
+    out[i] = result[0];
+  } else {
+    store_vector(out + i * N, result);
+  }
+}
+
+/// out[j] = op(in[j]...) for j in [0, n). Vector path when N > 1 (every
+/// pointer aligned to N elements, checked by the host), scalar when N == 1.
+/// Grid-stride over vectors, `Policy::vectors_in_flight` per thread per step;
+/// the last n % N elements go to the first threads of the grid.
+template <class Policy, int N, class Out, class Op, class... In>
+__global__ void __launch_bounds__(Policy::block_threads)
+    transform_kernel(Out* out, std::uint64_t n, Op op, const In*... in) {
+  constexpr int in_flight = Policy::vectors_in_flight;
+  constexpr auto inputs = std::index_sequence_for<In...>{};
+  const std::uint64_t vectors = n / N;
+  const std::uint64_t stride = grid_thread_count();
+  std::uint64_t i = global_thread_index();
+  for (; i + (in_flight - 1) * stride < vectors; i += in_flight * stride) {
+    cuda::std::tuple<aligned_vector<In, N>...> values[in_flight];
+#pragma unroll
+    for (int u = 0; u < in_flight; ++u) values[u] = load_inputs<N>(i + u * stride, in...);
+#pragma unroll
+    for (int u = 0; u < in_flight; ++u) apply_and_store<N>(out, i + u * stride, op, values[u], inputs);
+  }
+  for (; i < vectors; i += stride) apply_and_store<N>(out, i, op, load_inputs<N>(i, in...), inputs);
+  if constexpr (N > 1) {
+    const std::uint64_t tail = vectors * N + global_thread_index();
+    if (tail < n) apply_and_store<1>(out, tail, op, load_inputs<1>(tail, in...), inputs);
+  }
+}
+
+/// Grid-stride configuration: enough blocks for `work_items` threads, capped at
+/// `Policy::blocks_per_sm` resident blocks per SM.
+template <class Policy>
+launch_config transform_launch_config(std::uint64_t work_items) {
+  return make_launch_config_1d(work_items, Policy::block_threads, resident_grid_blocks(Policy::blocks_per_sm));
+}
+
+template <class Policy, class Out, class Op, class... In>
+void launch_transform(Out* out, std::uint64_t n, Op op, cuda::stream_ref s, const In*... in) {
+  constexpr int n_vector = transform_vector_elements<Policy::vector_bytes, Out, In...>();
+  const bool aligned = (is_aligned(out, sizeof(Out) * n_vector) && ... && is_aligned(in, sizeof(In) * n_vector));
+  if (n_vector > 1 && aligned) {
+    const std::uint64_t vectors = n / n_vector;
+    // At least one thread per tail element, so that n < n_vector still launches.
+    const std::uint64_t work = std::max<std::uint64_t>(vectors, n % n_vector);
+    launch(s, transform_launch_config<Policy>(work), transform_kernel<Policy, n_vector, Out, Op, In...>, out, n, op,
+           in...);
+  } else {
+    launch(s, transform_launch_config<Policy>(n), transform_kernel<Policy, 1, Out, Op, In...>, out, n, op, in...);
+  }
+}
+
+template <class T, std::size_t Extent>
+void expect_device_span(cuda::std::span<T, Extent> x, const char* what) {
+  FOUNDRY_EXPECTS(x.empty() || x.data() != nullptr, std::string(what) + " has " + std::to_string(x.size()) +
+                                                        " elements but a null pointer");
+}
+
+template <class T, std::size_t Extent>
+void expect_same_size(cuda::std::span<T, Extent> x, std::size_t n, const char* what) {
+  FOUNDRY_EXPECTS(x.size() == n, std::string(what) + " has " + std::to_string(x.size()) +
+                                     " elements, the output has " + std::to_string(n));
+}
+
+/// out[i] = op(i), vector stores when `out` is aligned.
+template <class Policy, int N, class T, class Op>
+__global__ void __launch_bounds__(Policy::block_threads) tabulate_kernel(T* out, std::uint64_t n, Op op) {
+  const std::uint64_t vectors = n / N;
+  for (auto i : grid_stride_range(vectors)) {
+    aligned_vector<T, N> v;
+#pragma unroll
+    for (int k = 0; k < N; ++k) v[k] = op(i * N + k);
+    if constexpr (N == 1) {
+      out[i] = v[0];
+    } else {
+      store_vector(out + i * N, v);
+    }
+  }
+  const std::uint64_t tail = vectors * N + global_thread_index();
+  if (N > 1 && tail < n) out[tail] = op(tail);
+}
+
+template <class T>
+struct iota_op {
+  T start;
+  __host__ __device__ T operator()(std::uint64_t i) const { return static_cast<T>(start + static_cast<T>(i)); }
+};
+
+/// Copies the bytes [0, bytes) of `src` to `dst`, where `dst - src` is a
+/// multiple of 16: the bytes before `src`'s first 16-byte boundary (`head`) and
+/// after the last (`tail`) go to block 0's threads one by one; the aligned body
+/// is cut into chunks of `block_threads × vectors_per_thread` vectors, one per
+/// block, each thread loading all its vectors before storing any.
+template <class Policy>
+__global__ void __launch_bounds__(Policy::block_threads)
+    device_copy_kernel(unsigned char* dst, const unsigned char* src, std::uint64_t bytes, std::uint64_t head) {
+  constexpr int per_thread = Policy::vectors_per_thread;
+  constexpr std::uint64_t chunk = std::uint64_t{Policy::block_threads} * per_thread;
+  const std::uint64_t vectors = (bytes - head) / 16;
+  const auto* src_v = reinterpret_cast<const uint4*>(src + head);
+  auto* dst_v = reinterpret_cast<uint4*>(dst + head);
+  // One chunk per block; the loop only repeats when the grid was capped at max_grid_x.
+  for (std::uint64_t base = blockIdx.x * chunk; base < vectors; base += std::uint64_t{gridDim.x} * chunk) {
+    uint4 v[per_thread];
+#pragma unroll
+    for (int k = 0; k < per_thread; ++k) {
+      const std::uint64_t i = base + threadIdx.x + static_cast<std::uint64_t>(k) * Policy::block_threads;
+      if (i < vectors) v[k] = __ldg(src_v + i);
+    }
+#pragma unroll
+    for (int k = 0; k < per_thread; ++k) {
+      const std::uint64_t i = base + threadIdx.x + static_cast<std::uint64_t>(k) * Policy::block_threads;
+      if (i < vectors) dst_v[i] = v[k];
+    }
+  }
+  if (blockIdx.x == 0) {
+    const std::uint64_t tail_begin = head + vectors * 16;
+    if (threadIdx.x < head) dst[threadIdx.x] = src[threadIdx.x];
+    if (tail_begin + threadIdx.x < bytes) dst[tail_begin + threadIdx.x] = src[tail_begin + threadIdx.x];
+  }
+}
+
+template <class T>
+struct identity_op {
+  __host__ __device__ T operator()(const T& x) const { return x; }
+};
+
+}  // namespace detail
+
+/// n-ary transform: `out[i] = op(in_0[i], in_1[i], ...)` for every i, where
+/// `inputs` is a `cuda::std::tuple` of spans (`cuda::std::make_tuple(a, b, c)`).
+/// `op` is called on the device with the input elements by value; its result is
+/// converted to the output type. An input may be the output itself (in place) but
+/// must not partially overlap it. Asynchronous on `s`.
+/// Throws `std::invalid_argument` if an input's size differs from the output's
+/// or a non-empty span has a null pointer.
+template <class Policy = transform_policy, class... In, std::size_t... InExtents, class Out, std::size_t OutExtent,
+          class Op>
+void transform(cuda::std::tuple<cuda::std::span<In, InExtents>...> inputs, cuda::std::span<Out, OutExtent> out, Op op,
+               cuda::stream_ref s) {
+  static_assert(!std::is_const_v<Out>, "transform writes its output: the output span must not be const");
+  FOUNDRY_NVTX_FUNCTION_RANGE();
+  detail::expect_device_span(out, "transform output");
+  cuda::std::apply(
+      [&](auto... in) {
+        (detail::expect_same_size(in, out.size(), "a transform input"), ...);
+        (detail::expect_device_span(in, "a transform input"), ...);
+      },
+      inputs);
+  if (out.empty()) return;
+  cuda::std::apply(
+      [&](auto... in) {
+        detail::launch_transform<Policy>(out.data(), out.size(), op, s,
+                                         static_cast<const detail::element_t<In>*>(in.data())...);
+      },
+      inputs);
+}
+
+/// Unary transform: `out[i] = op(in[i])`. See the n-ary overload.
+template <class Policy = transform_policy, class In, std::size_t InExtent, class Out, std::size_t OutExtent, class Op>
+void transform(cuda::std::span<In, InExtent> in, cuda::std::span<Out, OutExtent> out, Op op, cuda::stream_ref s) {
+  foundry::transform<Policy>(cuda::std::make_tuple(in), out, op, s);
+}
+
+/// Binary transform: `out[i] = op(a[i], b[i])`. See the n-ary overload.
+template <class Policy = transform_policy, class A, std::size_t AExtent, class B, std::size_t BExtent, class Out,
+          std::size_t OutExtent, class Op>
+void transform(cuda::std::span<A, AExtent> a, cuda::std::span<B, BExtent> b, cuda::std::span<Out, OutExtent> out,
+               Op op, cuda::stream_ref s) {
+  foundry::transform<Policy>(cuda::std::make_tuple(a, b), out, op, s);
+}
+
+/// `out[i] = op(i)` for every i, with `i` a `std::uint64_t`. Asynchronous on `s`.
+/// Throws `std::invalid_argument` if `out` has elements but a null pointer.
+template <class Policy = transform_policy, class T, std::size_t Extent, class Op>
+void tabulate(cuda::std::span<T, Extent> out, Op op, cuda::stream_ref s) {
+  static_assert(!std::is_const_v<T>, "tabulate writes its output: the span must not be const");
+  FOUNDRY_NVTX_FUNCTION_RANGE();
+  detail::expect_device_span(out, "tabulate output");
+  if (out.empty()) return;
+  constexpr int n_vector = vector_elements_v<T, Policy::vector_bytes>;
+  const std::uint64_t n = out.size();
+  if (n_vector > 1 && is_aligned(out.data(), sizeof(T) * n_vector)) {
+    const std::uint64_t work = std::max<std::uint64_t>(n / n_vector, n % n_vector);
+    launch(s, detail::transform_launch_config<Policy>(work), detail::tabulate_kernel<Policy, n_vector, T, Op>,
+           out.data(), n, op);
+  } else {
+    launch(s, detail::transform_launch_config<Policy>(n), detail::tabulate_kernel<Policy, 1, T, Op>, out.data(), n,
+           op);
+  }
+}
+
+/// `out[i] = start + T(i)` for every i (integer types wrap as unsigned
+/// arithmetic does). Asynchronous on `s`. Throws as `tabulate`.
+template <class Policy = transform_policy, class T, std::size_t Extent>
+void iota(cuda::std::span<T, Extent> out, cuda::std::type_identity_t<T> start, cuda::stream_ref s) {
+  foundry::tabulate<Policy>(out, detail::iota_op<T>{start}, s);
+}
+
+/// Copies `src` into `dst` with a kernel (both device-accessible; asynchronous on `s`).
+/// When `dst` and `src` are equally aligned modulo 16 bytes, 16-byte accesses
+/// move the body in contiguous per-block chunks; otherwise an element-wise
+/// `transform` copies it. `dst` and `src` must not overlap.
+/// Throws `std::invalid_argument` if the sizes differ or a non-empty span has a
+/// null pointer. Use `foundry::copy` (cudaMemcpyAsync) for host memory.
+template <class Policy = device_copy_policy, class T, std::size_t DstExtent, class U, std::size_t SrcExtent>
+void device_copy(cuda::std::span<T, DstExtent> dst, cuda::std::span<U, SrcExtent> src, cuda::stream_ref s) {
+  static_assert(std::is_same_v<std::remove_const_t<U>, T>, "device_copy copies between spans of the same type");
+  static_assert(std::is_trivially_copyable_v<T>, "device_copy needs trivially copyable elements");
+  FOUNDRY_NVTX_FUNCTION_RANGE();
+  detail::expect_device_span(dst, "device_copy destination");
+  detail::expect_device_span(src, "device_copy source");
+  FOUNDRY_EXPECTS(dst.size() == src.size(), "device_copy between spans of different sizes (" +
+                                                std::to_string(dst.size()) + " and " + std::to_string(src.size()) +
+                                                " elements)");
+  if (src.empty()) return;
+  const auto* src_bytes = reinterpret_cast<const unsigned char*>(src.data());
+  auto* dst_bytes = reinterpret_cast<unsigned char*>(dst.data());
+  const auto src_address = reinterpret_cast<std::uintptr_t>(src_bytes);
+  const auto dst_address = reinterpret_cast<std::uintptr_t>(dst_bytes);
+  if ((src_address - dst_address) % 16 != 0) {
+    foundry::transform(src, dst, detail::identity_op<T>{}, s);
+    return;
+  }
+  const std::uint64_t bytes = src.size_bytes();
+  const std::uint64_t head = std::min<std::uint64_t>(bytes, (16 - src_address % 16) % 16);
+  const std::uint64_t chunk_bytes = std::uint64_t{Policy::block_threads} * Policy::vectors_per_thread * 16;
+  // At least one block: block 0 also copies the unaligned head and tail.
+  const std::uint64_t body_bytes = (bytes - head) / 16 * 16;
+  const std::uint64_t blocks = std::max<std::uint64_t>(1, ceil_div<std::uint64_t>(body_bytes, chunk_bytes));
+  launch_config c = make_launch_config_1d(blocks * Policy::block_threads, Policy::block_threads);
+  launch(s, c, detail::device_copy_kernel<Policy>, dst_bytes, src_bytes, bytes, head);
+}
+
+}  // namespace foundry
