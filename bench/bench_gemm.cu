@@ -1,0 +1,262 @@
+// The GEMM ladder side by side: C = A * B (row-major, alpha = 1, beta = 0) at 4096^3,
+// 8192^3, 8192x8192x1024 and 1024x1024x8192 (names give MxNxK), every rung beside cuBLAS.
+//
+//   gemm_f32/naive              rung 1 (not at 8192^3: about a second per call)
+//   gemm_f32/foundry_shared_tiled       rung 2
+//   gemm_f32/foundry_register_blocked   rung 3, default policy (128x128 tile, BK = 8, 2 blocks/SM)
+//   gemm_f32/foundry_register_blocked_1cta        rung 3 tuning candidates: 1 block/SM (up to
+//   gemm_f32/foundry_register_blocked_bk16_1cta   255 registers), and BK = 16 with 1 block/SM
+//   gemm_f32/foundry            the public foundry::gemm (the dispatch picks rung 3)
+//   gemm_f32/cublas             cublasSgemm (default math: true fp32, no TF32)
+//   gemm_bf16/foundry_tensor_core, gemm_bf16/foundry, gemm_bf16/cublas   rung 4 and
+//   cublasGemmEx (bf16 A and B, fp32 C, CUBLAS_COMPUTE_32F); the same for gemm_f16.
+//
+// flops = 2 M N K; bytes = A and B read once, C written once (beta = 0: C is not read), the
+// minimal traffic. Every row runs its GEMM once on random inputs (fixed seed) into a C
+// poisoned with NaN and checks it against cuBLAS's result before timing: relative Frobenius
+// error ||C - C_cublas|| / ||C_cublas|| at most 1e-4 for fp32 (both sides round in fp32;
+// for random-sign inputs the difference is ~0.4 u sqrt(K) ≈ 2e-6 at K = 8192, while one
+// missing or wrong term of the K is ~1/sqrt(K) ≈ 1e-2) and 1e-3 for 16-bit inputs (the same
+// rounded inputs on both sides; tensor-core accumulation is a little less exact).
+//
+// Each row takes up to 20 samples (within the harness's 1 s per round), so the whole binary
+// stays under two minutes on the H200.
+
+#include <foundry/bench/harness.cuh>
+#include <foundry/foundry.cuh>
+#include <foundry/gemm/gemm.cuh>
+
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+namespace {
+
+namespace bench = foundry::bench;
+using foundry::gemm_rung;
+using foundry::matrix_op;
+using foundry::matrix_view;
+
+struct shape {
+  std::int64_t m, n, k;
+  [[nodiscard]] std::string name() const {
+    return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+  }
+};
+
+// ---------------------------------------------------------------------------
+// cuBLAS: one handle for the process (creating one costs ~100 ms).
+void cublas_try(cublasStatus_t status, const char* what) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(std::string(what) + " failed: " + cublasGetStatusName(status));
+}
+
+cublasHandle_t cublas() {
+  static const cublasHandle_t handle = [] {
+    cublasHandle_t h = nullptr;
+    cublas_try(cublasCreate(&h), "cublasCreate");
+    // Default math: SGEMM stays true fp32 (no TF32), the peer for the CUDA-core rungs.
+    cublas_try(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+    return h;  // released at process exit by the driver
+  }();
+  return handle;
+}
+
+template <class In>
+constexpr cudaDataType_t cuda_type() {
+  if constexpr (std::is_same_v<In, float>) return CUDA_R_32F;
+  if constexpr (std::is_same_v<In, __nv_bfloat16>) return CUDA_R_16BF;
+  if constexpr (std::is_same_v<In, __half>) return CUDA_R_16F;
+}
+
+// Row-major C = A B is column-major C^T = B^T A^T: cuBLAS gets (n, m, k) with B first.
+template <class In>
+void cublas_gemm(const In* a, const In* b, float* c, const shape& sh, cuda::stream_ref s) {
+  const float alpha = 1.0f;
+  const float beta = 0.0f;
+  const int m = static_cast<int>(sh.m), n = static_cast<int>(sh.n), k = static_cast<int>(sh.k);
+  cublas_try(cublasSetStream(cublas(), s.get()), "cublasSetStream");
+  if constexpr (std::is_same_v<In, float>) {
+    cublas_try(cublasSgemm(cublas(), CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, n, a, k, &beta, c, n),
+               "cublasSgemm");
+  } else {
+    cublas_try(cublasGemmEx(cublas(), CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, cuda_type<In>(), n, a,
+                            cuda_type<In>(), k, &beta, c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+               "cublasGemmEx");
+  }
+}
+
+// ---------------------------------------------------------------------------
+// ||x - ref||^2 and ||ref||^2 in double, one atomic pair per warp.
+__global__ void frobenius_kernel(const float* x, const float* ref, std::size_t n, double* sums) {
+  double diff = 0.0;
+  double norm = 0.0;
+  for (auto i : foundry::grid_stride_range(n)) {
+    const double d = static_cast<double>(x[i]) - static_cast<double>(ref[i]);
+    diff += d * d;  // NaN in x stays NaN: the check fails
+    norm += static_cast<double>(ref[i]) * static_cast<double>(ref[i]);
+  }
+  for (int offset = 16; offset > 0; offset /= 2) {
+    diff += __shfl_down_sync(0xFFFFFFFFu, diff, offset);
+    norm += __shfl_down_sync(0xFFFFFFFFu, norm, offset);
+  }
+  if (threadIdx.x % 32 == 0) {
+    atomicAdd(&sums[0], diff);
+    atomicAdd(&sums[1], norm);
+  }
+}
+
+// ||x - ref||_F / ||ref||_F; blocks the host.
+double relative_frobenius_error(const foundry::device_buffer<float>& x, const foundry::device_buffer<float>& ref,
+                                cuda::stream_ref s) {
+  foundry::device_buffer<double> sums(2, s, 0.0);
+  foundry::launch(s, foundry::make_launch_config_1d(x.size(), 256, foundry::resident_grid_blocks(8)),
+                  frobenius_kernel, x.data(), ref.data(), x.size(), sums.data());
+  double host[2] = {0.0, 0.0};
+  FOUNDRY_CUDA_TRY(cudaMemcpyAsync(host, sums.data(), sizeof host, cudaMemcpyDeviceToHost, s.get()));
+  foundry::synchronize(s);
+  return std::sqrt(host[0]) / std::sqrt(host[1]);
+}
+
+// ---------------------------------------------------------------------------
+// One row's data: random A and B, cuBLAS's C as the reference, and the C under test.
+template <class In>
+struct gemm_data {
+  explicit gemm_data(const shape& shape_)
+      : sh(shape_),
+        a(static_cast<std::size_t>(sh.m * sh.k), s),
+        b(static_cast<std::size_t>(sh.k * sh.n), s),
+        c(static_cast<std::size_t>(sh.m * sh.n), s),
+        reference(static_cast<std::size_t>(sh.m * sh.n), s) {
+    // Keep freed pool memory instead of returning it at every synchronisation, so that
+    // the split-K scratch of foundry::gemm is reused across samples, as in an application
+    // that keeps its pool warm.
+    cudaMemPool_t pool = nullptr;
+    FOUNDRY_CUDA_TRY(cudaDeviceGetDefaultMemPool(&pool, foundry::current_device()));
+    std::uint64_t keep = std::numeric_limits<std::uint64_t>::max();
+    FOUNDRY_CUDA_TRY(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+
+    bench::fill_uniform(a.span(), -1.0, 1.0, bench::default_seed, s);
+    bench::fill_uniform(b.span(), -1.0, 1.0, bench::default_seed + 1, s);
+    cublas_gemm(a.data(), b.data(), reference.data(), sh, s);
+  }
+
+  [[nodiscard]] matrix_view<const In> view_a() const { return {a.data(), sh.m, sh.k, sh.k}; }
+  [[nodiscard]] matrix_view<const In> view_b() const { return {b.data(), sh.k, sh.n, sh.n}; }
+  [[nodiscard]] matrix_view<float> view_c() { return {c.data(), sh.m, sh.n, sh.n}; }
+
+  [[nodiscard]] bench::work work() const {
+    const double m = static_cast<double>(sh.m), n = static_cast<double>(sh.n), k = static_cast<double>(sh.k);
+    return {(m * k + k * n) * sizeof(In), m * n * sizeof(float), 2.0 * m * n * k};
+  }
+
+  foundry::stream s;
+  shape sh;
+  foundry::device_buffer<In> a;
+  foundry::device_buffer<In> b;
+  foundry::device_buffer<float> c;
+  foundry::device_buffer<float> reference;
+};
+
+template <class In>
+using enqueue_fn = std::function<void(gemm_data<In>&, cuda::stream_ref)>;
+
+template <class In>
+void bm_gemm(benchmark::State& state, shape sh, enqueue_fn<In> run) {
+  gemm_data<In> d(sh);
+  foundry::fill(d.c.span(), std::numeric_limits<float>::quiet_NaN(), d.s);
+  auto enqueue = [&](cuda::stream_ref st) { run(d, st); };
+  try {
+    enqueue(d.s);
+  } catch (const std::exception& e) {
+    bench::expect(state, false, e.what());
+    return;
+  }
+  const double error = relative_frobenius_error(d.c, d.reference, d.s);
+  const double tolerance = std::is_same_v<In, float> ? 1e-4 : 1e-3;
+  state.counters["rel_error"] = error;
+  if (!bench::expect(state, error <= tolerance,
+                     "relative Frobenius error against cuBLAS " + std::to_string(error) + " exceeds " +
+                         std::to_string(tolerance)))
+    return;
+  bench::options opt;
+  opt.ceiling = std::is_same_v<In, float> ? bench::flop_ceiling::fp32_cuda_cores : bench::flop_ceiling::bf16_tensor;
+  bench::measure(state, d.s, d.work(), enqueue, opt);
+}
+
+// ---------------------------------------------------------------------------
+template <class In>
+enqueue_fn<In> with_rung(gemm_rung rung) {
+  return [rung](gemm_data<In>& d, cuda::stream_ref s) {
+    foundry::gemm_with(rung, 1.0f, d.view_a(), matrix_op::none, d.view_b(), matrix_op::none, 0.0f, d.view_c(), s);
+  };
+}
+
+template <class In>
+enqueue_fn<In> with_dispatch() {
+  return [](gemm_data<In>& d, cuda::stream_ref s) {
+    foundry::gemm(1.0f, d.view_a(), matrix_op::none, d.view_b(), matrix_op::none, 0.0f, d.view_c(), s);
+  };
+}
+
+template <class Policy>
+enqueue_fn<float> with_register_blocked_policy() {
+  return [](gemm_data<float>& d, cuda::stream_ref s) {
+    const auto p = foundry::make_gemm_problem<float, float>(1.0f, d.view_a(), matrix_op::none, d.view_b(),
+                                                            matrix_op::none, 0.0f, d.view_c());
+    foundry::gemm_kernels::gemm_register_blocked<Policy>(p, s);
+  };
+}
+
+template <class In>
+enqueue_fn<In> with_cublas() {
+  return [](gemm_data<In>& d, cuda::stream_ref s) { cublas_gemm(d.a.data(), d.b.data(), d.c.data(), d.sh, s); };
+}
+
+template <class In>
+void add(const std::string& name, const shape& sh, enqueue_fn<In> run) {
+  benchmark::RegisterBenchmark((name + "/" + sh.name()).c_str(), bm_gemm<In>, sh, std::move(run))
+      ->Apply(bench::configure)
+      ->Iterations(20);
+}
+
+template <class In>
+void add_16bit(const std::string& algorithm, const shape& sh) {
+  add<In>(algorithm + "/foundry_tensor_core", sh, with_rung<In>(gemm_rung::tensor_core));
+  add<In>(algorithm + "/foundry", sh, with_dispatch<In>());
+  add<In>(algorithm + "/cublas", sh, with_cublas<In>());
+}
+
+const bool registered = [] {
+  const shape shapes[] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {8192, 8192, 1024}, {1024, 1024, 8192}};
+  for (const shape& sh : shapes) {
+    // The naive rung moves 8 bytes per FMA: at 8192^3 one call takes about a second.
+    if (sh.m * sh.n * sh.k <= std::int64_t{4096} * 4096 * 4096)
+      add<float>("gemm_f32/naive", sh, with_rung<float>(gemm_rung::naive));
+    add<float>("gemm_f32/foundry_shared_tiled", sh, with_rung<float>(gemm_rung::shared_tiled));
+    add<float>("gemm_f32/foundry_register_blocked", sh, with_rung<float>(gemm_rung::register_blocked));
+    // Tuning candidates for register_blocked_default_policy (BK = 8, 2 blocks/SM, 128 registers).
+    add<float>("gemm_f32/foundry_register_blocked_1cta", sh,
+               with_register_blocked_policy<foundry::gemm_kernels::register_blocked_policy<128, 128, 8, 1>>());
+    add<float>("gemm_f32/foundry_register_blocked_bk16_1cta", sh,
+               with_register_blocked_policy<foundry::gemm_kernels::register_blocked_policy<128, 128, 16, 1>>());
+    add<float>("gemm_f32/foundry", sh, with_dispatch<float>());
+    add<float>("gemm_f32/cublas", sh, with_cublas<float>());
+  }
+  for (const shape& sh : shapes) add_16bit<__nv_bfloat16>("gemm_bf16", sh);
+  for (const shape& sh : shapes) add_16bit<__half>("gemm_f16", sh);
+  return true;
+}();
+
+}  // namespace
+
+FOUNDRY_BENCH_MAIN()

@@ -1,0 +1,495 @@
+#pragma once
+/// \file
+/// Rung 3 of the GEMM ladder: register-blocked fp32 on the CUDA cores.
+///
+/// A block of 256 threads computes a 128 × 128 tile of C; each thread holds an
+/// 8 × 8 sub-tile in registers. Per step of K a thread loads 8 values of A and
+/// 8 of B from shared memory (four 16-byte loads) and does 64 FMAs with them,
+/// so the arithmetic, not the memory, becomes the bound. Around that core:
+///
+/// - **Vector loads.** Tiles move from global memory in 16-byte `float4`
+///   loads when the operand's pointer and leading dimension allow it; otherwise
+///   the same kernel issues four predicated scalar loads (the `Vector` flag).
+/// - **Double buffering.** Two shared-memory buffers: while the block computes
+///   on one, the next K slice is already in flight to registers and is stored
+///   into the other, so one `__syncthreads` per slice suffices and the global
+///   latency hides behind the FMAs. The register fragments are double-buffered
+///   too: the loads for step kk + 1 are issued before the FMAs of step kk.
+/// - **Transposed A.** Shared tiles are stored k-major (`[k][m]`, `[k][n]`), so
+///   a thread's 4 consecutive rows (or columns) are one `float4` load and a
+///   warp reads at most 128 distinct bytes per load: broadcasts, no conflicts.
+///   A tile that arrives contiguous along k is transposed on the way in; its
+///   rows are padded by 4 floats so that the scattered stores do not collide.
+/// - **Thread layout.** A thread's 8 × 8 sub-tile is four 4 × 4 pieces, 64 rows
+///   and 64 columns apart; a warp is a 4 × 8 grid of threads, so its A loads
+///   touch 64 bytes and its B loads 128 bytes per step.
+/// - **Edges.** Every global load is predicated (zeros past M, N, K) and every
+///   store checked, so any M, N, K works; the predicates cost a few integer
+///   instructions per 512 FMAs.
+/// - **Split-K.** When the C tiles are too few to fill the GPU (1024 × 1024 ×
+///   8192 has 64 tiles for 132 SMs), the K range is cut into slices computed
+///   by separate blocks into a workspace, and a second kernel sums them.
+/// - **Raster.** Tiles are visited in groups of 8 tile rows, so that blocks
+///   running at the same time share A and B panels in L2.
+
+#include <foundry/core/error.cuh>
+#include <foundry/core/math.cuh>
+#include <foundry/gemm/gemm_problem.cuh>
+#include <foundry/launch/grid_stride.cuh>
+#include <foundry/launch/launch.cuh>
+#include <foundry/launch/launch_config.cuh>
+#include <foundry/memory/device_buffer.cuh>
+#include <foundry/runtime/device.cuh>
+#include <foundry/util/nvtx.cuh>
+
+#include <cuda/std/span>
+#include <cuda/stream_ref>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace foundry::gemm_kernels {
+
+/// Tile shape of rung 3. The thread sub-tile is fixed at 8 × 8 (four 4 × 4
+/// pieces); the block tile and the K slice are parameters.
+template <int BlockM = 128, int BlockN = 128, int BlockK = 8, int MinBlocksPerSm = 2>
+struct register_blocked_policy {
+  /// 128 × 128: 32 FLOPs per byte moved from L2, enough to keep the FMA units
+  /// fed; TODO(measure) 128 × 128 against 128 × 64 on the H200.
+  static constexpr int block_m = BlockM;
+  static constexpr int block_n = BlockN;
+  /// 8: one float4 of A and one of B per thread per slice, and 17 KiB of
+  /// shared memory; TODO(measure) 8 against 16 at 8192^3.
+  static constexpr int block_k = BlockK;
+  /// 2 blocks (16 warps) per SM: the cap of 128 registers per thread that this
+  /// implies holds the 64 accumulators, 32 fragment and 8 staging registers
+  /// without spills on the float4 path (ptxas, sm_80 and sm_90: 124-128
+  /// registers, 0 spills; the scalar fallback spills 4-12 bytes on sm_90).
+  /// TODO(measure) against 1 block per SM (130-147 registers).
+  static constexpr int min_blocks_per_sm = MinBlocksPerSm;
+
+  static constexpr int thread_m = 8;
+  static constexpr int thread_n = 8;
+  static constexpr int threads = (block_m / thread_m) * (block_n / thread_n);
+  /// Padding of a shared row that receives transposed (scattered) stores: 4
+  /// floats keep rows 16-byte aligned and move the two k-halves of a warp's
+  /// stores 16 banks apart.
+  static constexpr int smem_pad = 4;
+
+  static_assert(block_m % 32 == 0 && block_n % 64 == 0,
+                "a warp is a 4 × 8 grid of threads, each with 4 × 4 pieces 'block / 2' apart");
+  static_assert(block_k % 8 == 0, "k-contiguous tiles are read in pairs of float4 along k");
+  static_assert(threads % 32 == 0 && threads <= 1024, "whole warps, within the block limit");
+};
+
+/// The default tile of rung 3.
+using register_blocked_default_policy = register_blocked_policy<>;
+
+/// Options of the rung-3 launcher.
+struct register_blocked_options {
+  /// Slices of K computed by separate blocks: 0 picks a count from the tile
+  /// count and the SM count; 1 disables split-K.
+  int split_k = 0;
+  /// Scratch for split-K partial sums, at least
+  /// `register_blocked_workspace_elements(p, splits)` floats; when empty (the
+  /// default) the launcher allocates it stream-ordered on the launch stream.
+  cuda::std::span<float> workspace{};
+};
+
+namespace detail {
+
+/// Moves one operand tile between global memory, registers and shared memory.
+/// The operand X is `Outer × K`: A is M × K (outer = i), B is seen as N × K
+/// (outer = j). In global memory X(o, k) sits at `x[o * ld + k]` when
+/// `KContiguous`, else at `x[k * ld + o]`. In shared memory the tile is always
+/// `s[k][o]` (outer index contiguous), each row `Outer + Pad` floats long.
+/// A loader is built once per block and walks along K one tile per `load`;
+/// it keeps per load only a pointer and the count of in-range elements across
+/// the fixed index, to stay inside the 128-register budget.
+template <int Outer, int BlockK, int Threads, int Pad, bool KContiguous, bool Vector>
+class operand_loader {
+ public:
+  static constexpr int vectors = Outer * BlockK / 4;  // float4 per tile
+  static constexpr int loads = vectors / Threads;     // per thread
+  static constexpr int row = Outer + Pad;              // floats per shared row
+  static_assert(vectors % Threads == 0, "each thread moves a whole number of float4");
+
+  /// Position (o, k), within the tile, of the first of the 4 elements of this
+  /// thread's vector `l`. k-contiguous: vectors 2q and 2q + 1 are the two
+  /// halves of one 32-byte sector along k, and consecutive pairs walk the
+  /// outer index, so a warp's scattered shared stores cover 16 rows × 2 halves
+  /// (32 banks, thanks to the pad). outer-contiguous: a warp reads 128
+  /// consecutive floats of one k row.
+  __device__ static void position(int l, int& o, int& k) {
+    const int v = l * Threads + static_cast<int>(threadIdx.x);
+    if constexpr (KContiguous) {
+      o = (v / 2) % Outer;
+      k = ((v / 2) / Outer) * 8 + (v % 2) * 4;
+    } else {
+      o = (v % (Outer / 4)) * 4;
+      k = v / (Outer / 4);
+    }
+  }
+
+  /// Points at the tile whose corner is (o0, k0); rows o >= outer_end read as 0.
+  __device__ operand_loader(const float* x, std::int64_t ld, std::int64_t o0, std::int64_t outer_end,
+                            std::int64_t k0) {
+#pragma unroll
+    for (int l = 0; l < loads; ++l) {
+      int o = 0, k = 0;
+      position(l, o, k);
+      const std::int64_t go = o0 + o;
+      ptr_[l] = KContiguous ? x + go * ld + (k0 + k) : x + (k0 + k) * ld + go;
+      // k-contiguous: 1 if the row exists; outer-contiguous: elements of the vector inside [0, outer_end).
+      const std::int64_t left = outer_end - go;
+      fixed_[l] = KContiguous ? (left > 0 ? 1 : 0) : static_cast<int>(left <= 0 ? 0 : (left >= 4 ? 4 : left));
+    }
+  }
+
+  /// Loads the current tile into `r` and steps to the next one (`step`
+  /// elements further). `k_left`: elements of K from the tile's first k to the
+  /// end of the range, clamped to int; elements past it read as 0.
+  __device__ void load(int k_left, std::int64_t step, float4 (&r)[loads]) {
+#pragma unroll
+    for (int l = 0; l < loads; ++l) {
+      int o = 0, k = 0;
+      position(l, o, k);
+      int valid = 0;  // elements of the vector in range, 0..4, counted along the contiguous index
+      if constexpr (KContiguous) {
+        const int along = k_left - k;
+        valid = fixed_[l] == 0 ? 0 : (along <= 0 ? 0 : (along >= 4 ? 4 : along));
+      } else {
+        valid = k < k_left ? fixed_[l] : 0;
+      }
+      const float* ptr = ptr_[l];
+      if (Vector && valid == 4) {
+        r[l] = __ldg(reinterpret_cast<const float4*>(ptr));
+      } else {
+        r[l].x = valid > 0 ? __ldg(ptr + 0) : 0.0f;
+        r[l].y = valid > 1 ? __ldg(ptr + 1) : 0.0f;
+        r[l].z = valid > 2 ? __ldg(ptr + 2) : 0.0f;
+        r[l].w = valid > 3 ? __ldg(ptr + 3) : 0.0f;
+      }
+      ptr_[l] += step;
+    }
+  }
+
+  /// Stores `r` (from `load`) into the shared tile `s` (`BlockK` rows of `row` floats).
+  __device__ static void store(float* s, const float4 (&r)[loads]) {
+#pragma unroll
+    for (int l = 0; l < loads; ++l) {
+      int o = 0, k = 0;
+      position(l, o, k);
+      if constexpr (KContiguous) {  // transpose: 4 k values of one o
+        s[(k + 0) * row + o] = r[l].x;
+        s[(k + 1) * row + o] = r[l].y;
+        s[(k + 2) * row + o] = r[l].z;
+        s[(k + 3) * row + o] = r[l].w;
+      } else {
+        *reinterpret_cast<float4*>(s + k * row + o) = r[l];
+      }
+    }
+  }
+
+ private:
+  const float* ptr_[loads];
+  int fixed_[loads];
+};
+
+/// Writes one row of 4 results `v` at C(row, col..col+3): `alpha * v + beta * C`
+/// (C not read when beta == 0), with a float4 store when `vector_ok`.
+__device__ inline void store_four(float* __restrict__ c, std::int64_t ldc, std::int64_t row, std::int64_t col,
+                                  std::int64_t m, std::int64_t n, float alpha, float beta, bool vector_ok,
+                                  const float (&v)[4]) {
+  if (row >= m) return;
+  float* ptr = c + row * ldc + col;
+  if (vector_ok && col + 4 <= n) {
+    float4 out = make_float4(alpha * v[0], alpha * v[1], alpha * v[2], alpha * v[3]);
+    if (beta != 0.0f) {
+      const float4 old = *reinterpret_cast<const float4*>(ptr);
+      out.x += beta * old.x;
+      out.y += beta * old.y;
+      out.z += beta * old.z;
+      out.w += beta * old.w;
+    }
+    *reinterpret_cast<float4*>(ptr) = out;
+  } else {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      if (col + e < n) ptr[e] = beta == 0.0f ? alpha * v[e] : alpha * v[e] + beta * ptr[e];
+    }
+  }
+}
+
+/// The tile of C a block computes: consecutive blocks walk down a group of 8
+/// tile rows before moving right, so the blocks resident together share A and
+/// B panels in L2 (the grouping of CUTLASS's and Triton's rasterisers).
+__device__ inline void block_tile(std::int64_t tiles_m, std::int64_t tiles_n, std::int64_t& tm,
+                                  std::int64_t& tn) {
+  constexpr std::int64_t group = 8;
+  const std::int64_t id = blockIdx.x;
+  const std::int64_t per_group = group * tiles_n;
+  const std::int64_t first_m = (id / per_group) * group;
+  const std::int64_t rows = tiles_m - first_m < group ? tiles_m - first_m : group;
+  tm = first_m + (id % per_group) % rows;
+  tn = (id % per_group) / rows;
+}
+
+}  // namespace detail
+
+/// Rung 3's kernel. Block z computes the K slice `[z * k_per_split, ...)`; its
+/// results go to `out` (row-major, leading dimension `ldo`) as
+/// `alpha * acc + beta * out`. Without split-K `out` is C; with it, `out` is
+/// the block's slice of the workspace, written with alpha = 1, beta = 0.
+/// `out_vector`: out and ldo allow float4 stores.
+template <class Policy, bool AKContiguous, bool BNContiguous, bool Vector>
+__global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
+    register_blocked_kernel(gemm_problem<float, float> p, std::int64_t k_per_split, float* __restrict__ out,
+                            std::int64_t ldo, std::int64_t out_slice_stride, float alpha, float beta,
+                            bool out_vector) {
+  constexpr int bm = Policy::block_m, bn = Policy::block_n, bk = Policy::block_k;
+  constexpr int threads = Policy::threads;
+  using a_loader = detail::operand_loader<bm, bk, threads, Policy::smem_pad, AKContiguous, Vector>;
+  using b_loader = detail::operand_loader<bn, bk, threads, Policy::smem_pad, !BNContiguous, Vector>;
+  constexpr int a_row = a_loader::row, b_row = b_loader::row;
+  __shared__ __align__(16) float a_smem[2][bk * a_row];  // a_smem[buf][k * a_row + i]
+  __shared__ __align__(16) float b_smem[2][bk * b_row];  // b_smem[buf][k * b_row + j]
+
+  // This thread's place: the thread grid is (bm / 8) × (bn / 8); a warp covers
+  // 4 × 8 of it. Its rows are ty*4 + {0..3} and bm/2 + ty*4 + {0..3}; its
+  // columns tx*4 + {0..3} and bn/2 + tx*4 + {0..3}.
+  constexpr int warps_across = bn / 8 / 8;
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int ty = (warp / warps_across) * 4 + lane / 8;
+  const int tx = (warp % warps_across) * 8 + lane % 8;
+
+  std::int64_t tm = 0, tn = 0;
+  detail::block_tile(ceil_div<std::int64_t>(p.m, bm), ceil_div<std::int64_t>(p.n, bn), tm, tn);
+  const std::int64_t m0 = tm * bm;
+  const std::int64_t n0 = tn * bn;
+  const std::int64_t k_begin = blockIdx.z * k_per_split;
+  const std::int64_t k_end = k_begin + k_per_split < p.k ? k_begin + k_per_split : p.k;
+
+  float acc[8][8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+#pragma unroll
+    for (int j = 0; j < 8; ++j) acc[i][j] = 0.0f;
+  }
+
+  if (k_end > k_begin) {
+    a_loader a_global(p.a, p.lda, m0, p.m, k_begin);
+    b_loader b_global(p.b, p.ldb, n0, p.n, k_begin);
+    const std::int64_t a_step = AKContiguous ? bk : bk * p.lda;
+    const std::int64_t b_step = BNContiguous ? bk * p.ldb : bk;
+    // K left from the first k of the tile being loaded; clamped to int for the predicates.
+    std::int64_t k_left = k_end - k_begin;
+    auto clamp_int = [](std::int64_t v) { return static_cast<int>(v < (1 << 30) ? v : (1 << 30)); };
+
+    float4 a_next[a_loader::loads];
+    float4 b_next[b_loader::loads];
+    a_global.load(clamp_int(k_left), a_step, a_next);
+    b_global.load(clamp_int(k_left), b_step, b_next);
+    a_loader::store(a_smem[0], a_next);
+    b_loader::store(b_smem[0], b_next);
+    __syncthreads();
+
+    // Register fragments, double-buffered across kk.
+    float a_frag[2][8];
+    float b_frag[2][8];
+    auto load_fragments = [&](const float* as, const float* bs, int kk, int f) {
+      const float4 a_lo = *reinterpret_cast<const float4*>(as + kk * a_row + ty * 4);
+      const float4 a_hi = *reinterpret_cast<const float4*>(as + kk * a_row + bm / 2 + ty * 4);
+      const float4 b_lo = *reinterpret_cast<const float4*>(bs + kk * b_row + tx * 4);
+      const float4 b_hi = *reinterpret_cast<const float4*>(bs + kk * b_row + bn / 2 + tx * 4);
+      a_frag[f][0] = a_lo.x, a_frag[f][1] = a_lo.y, a_frag[f][2] = a_lo.z, a_frag[f][3] = a_lo.w;
+      a_frag[f][4] = a_hi.x, a_frag[f][5] = a_hi.y, a_frag[f][6] = a_hi.z, a_frag[f][7] = a_hi.w;
+      b_frag[f][0] = b_lo.x, b_frag[f][1] = b_lo.y, b_frag[f][2] = b_lo.z, b_frag[f][3] = b_lo.w;
+      b_frag[f][4] = b_hi.x, b_frag[f][5] = b_hi.y, b_frag[f][6] = b_hi.z, b_frag[f][7] = b_hi.w;
+    };
+    load_fragments(a_smem[0], b_smem[0], 0, 0);
+
+    int buf = 0;
+    for (;;) {
+      k_left -= bk;
+      const bool has_next = k_left > 0;
+      if (has_next) {  // in flight while the FMAs below run
+        a_global.load(clamp_int(k_left), a_step, a_next);
+        b_global.load(clamp_int(k_left), b_step, b_next);
+      }
+#pragma unroll
+      for (int kk = 0; kk < bk; ++kk) {
+        if (kk == bk - 1) {
+          if (has_next) {
+            // The other buffer was last read before the previous barrier.
+            a_loader::store(a_smem[buf ^ 1], a_next);
+            b_loader::store(b_smem[buf ^ 1], b_next);
+            __syncthreads();
+            buf ^= 1;
+            load_fragments(a_smem[buf], b_smem[buf], 0, 0);
+          }
+        } else {
+          load_fragments(a_smem[buf], b_smem[buf], kk + 1, (kk + 1) % 2);
+        }
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+#pragma unroll
+          for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(a_frag[kk % 2][i], b_frag[kk % 2][j], acc[i][j]);
+        }
+      }
+      if (!has_next) break;
+    }
+  }
+
+  // Epilogue: each thread writes 8 rows × two runs of 4 columns.
+  float* const o = out + static_cast<std::int64_t>(blockIdx.z) * out_slice_stride;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const std::int64_t row = m0 + (i < 4 ? ty * 4 + i : bm / 2 + ty * 4 + (i - 4));
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const std::int64_t col = n0 + half * (bn / 2) + tx * 4;
+      const float v[4] = {acc[i][half * 4 + 0], acc[i][half * 4 + 1], acc[i][half * 4 + 2], acc[i][half * 4 + 3]};
+      detail::store_four(o, ldo, row, col, p.m, p.n, alpha, beta, out_vector, v);
+    }
+  }
+}
+
+/// Sums the split-K partial results: C = alpha * sum_z w[z] + beta * C.
+/// Memory-bound and tiny next to the GEMM (splits × M × N floats once).
+/// (A template only so that the header can be included in several translation units.)
+template <class T = float>
+__global__ void split_k_reduce_kernel(const T* __restrict__ w, int splits, std::int64_t m, std::int64_t n,
+                                      T* __restrict__ c, std::int64_t ldc, float alpha, float beta) {
+  const std::uint64_t slice = static_cast<std::uint64_t>(m) * static_cast<std::uint64_t>(n);
+  for (const std::uint64_t idx : grid_stride_range(slice)) {
+    float sum = 0.0f;
+    for (int z = 0; z < splits; ++z) sum += w[z * slice + idx];  // fixed order: deterministic
+    const std::int64_t i = static_cast<std::int64_t>(idx / static_cast<std::uint64_t>(n));
+    const std::int64_t j = static_cast<std::int64_t>(idx % static_cast<std::uint64_t>(n));
+    float& out = c[i * ldc + j];
+    out = beta == 0.0f ? alpha * sum : alpha * sum + beta * out;
+  }
+}
+
+/// Split-K slices the launcher would use for `p` (`requested` > 0 is honoured,
+/// clamped to the K slices that exist). Auto: one slice while the C tiles fill
+/// every SM at least once; otherwise enough slices to fill the resident block
+/// slots, each slice at least `min_k_per_split` deep, at most 16 slices.
+template <class Policy = register_blocked_default_policy>
+[[nodiscard]] int register_blocked_splits(const gemm_problem<float, float>& p, int requested, int sm_count) {
+  const std::int64_t k_slices = std::max<std::int64_t>(1, ceil_div<std::int64_t>(p.k, Policy::block_k));
+  if (requested > 0) return static_cast<int>(std::min<std::int64_t>(requested, k_slices));
+  // 512: below that a slice's pipeline start-up and the reduce outweigh the
+  // extra SMs. TODO(measure) at 1024 × 1024 × 8192.
+  constexpr std::int64_t min_k_per_split = 512;
+  constexpr std::int64_t max_splits = 16;
+  const std::int64_t tiles =
+      ceil_div<std::int64_t>(p.m, Policy::block_m) * ceil_div<std::int64_t>(p.n, Policy::block_n);
+  if (tiles >= sm_count) return 1;
+  const std::int64_t slots = std::int64_t{sm_count} * Policy::min_blocks_per_sm;
+  const std::int64_t want = std::min({slots / std::max<std::int64_t>(tiles, 1), p.k / min_k_per_split, max_splits});
+  return static_cast<int>(std::max<std::int64_t>(1, want));
+}
+
+/// K elements per split-K slice: a multiple of the policy's K slice, so only
+/// the last split has a ragged end and vector alignment is kept.
+template <class Policy = register_blocked_default_policy>
+[[nodiscard]] constexpr std::int64_t register_blocked_k_per_split(std::int64_t k, int splits) noexcept {
+  return round_up<std::int64_t>(std::max<std::int64_t>(1, ceil_div<std::int64_t>(k, splits)), Policy::block_k);
+}
+
+/// Floats of workspace that `splits` slices need (0 for one slice).
+[[nodiscard]] inline std::size_t register_blocked_workspace_elements(const gemm_problem<float, float>& p,
+                                                                     int splits) noexcept {
+  if (splits <= 1) return 0;
+  return static_cast<std::size_t>(splits) * static_cast<std::size_t>(p.m) * static_cast<std::size_t>(p.n);
+}
+
+namespace detail {
+template <class Policy, bool AK, bool BN>
+void launch_register_blocked(cuda::stream_ref s, const launch_config& config, bool vector,
+                             const gemm_problem<float, float>& p, std::int64_t k_per_split, float* out,
+                             std::int64_t ldo, std::int64_t slice_stride, float alpha, float beta, bool out_vector) {
+  if (vector) {
+    launch(s, config, register_blocked_kernel<Policy, AK, BN, true>, p, k_per_split, out, ldo, slice_stride, alpha,
+           beta, out_vector);
+  } else {
+    launch(s, config, register_blocked_kernel<Policy, AK, BN, false>, p, k_per_split, out, ldo, slice_stride, alpha,
+           beta, out_vector);
+  }
+}
+}  // namespace detail
+
+/// Enqueues rung 3 on `s` (asynchronous). `p` must already be valid (as
+/// `foundry::gemm` checks it). Any m, n, k; k = 0 gives C = beta * C.
+/// The float4 path is taken when A's and B's pointers are 16-byte aligned and
+/// their leading dimensions multiples of 4; otherwise the same kernel loads
+/// scalars (correct, slower). With split-K and no caller workspace, the
+/// workspace is allocated and freed stream-ordered on `s`.
+/// Throws `std::invalid_argument` if a caller workspace is too small,
+/// `cuda_error` if an allocation or a launch fails.
+template <class Policy = register_blocked_default_policy>
+void gemm_register_blocked(const gemm_problem<float, float>& p, const register_blocked_options& options,
+                           cuda::stream_ref s) {
+  FOUNDRY_NVTX_FUNCTION_RANGE();
+  if (p.m == 0 || p.n == 0) return;
+  int splits = register_blocked_splits<Policy>(p, options.split_k, get_device_properties().sm_count);
+  const std::int64_t k_per_split = register_blocked_k_per_split<Policy>(p.k, splits);
+  // Rounding the slice up to whole K tiles can leave trailing splits empty: drop them.
+  splits = static_cast<int>(std::max<std::int64_t>(1, ceil_div<std::int64_t>(p.k, k_per_split)));
+
+  const std::int64_t tiles =
+      ceil_div<std::int64_t>(p.m, Policy::block_m) * ceil_div<std::int64_t>(p.n, Policy::block_n);
+  FOUNDRY_EXPECTS(tiles <= max_grid_x, "GEMM too large for one grid: " + std::to_string(tiles) + " C tiles");
+  launch_config config;
+  config.block = dim3(Policy::threads, 1, 1);
+  config.grid = dim3(static_cast<unsigned>(tiles), 1, static_cast<unsigned>(splits));
+
+  const bool vector = is_aligned(p.a, 16) && p.lda % 4 == 0 && is_aligned(p.b, 16) && p.ldb % 4 == 0;
+  auto run = [&](float* out, std::int64_t ldo, std::int64_t slice_stride, float alpha, float beta, bool out_vector) {
+    if (p.a_k_contiguous && p.b_n_contiguous) {
+      detail::launch_register_blocked<Policy, true, true>(s, config, vector, p, k_per_split, out, ldo, slice_stride,
+                                                          alpha, beta, out_vector);
+    } else if (p.a_k_contiguous) {
+      detail::launch_register_blocked<Policy, true, false>(s, config, vector, p, k_per_split, out, ldo, slice_stride,
+                                                           alpha, beta, out_vector);
+    } else if (p.b_n_contiguous) {
+      detail::launch_register_blocked<Policy, false, true>(s, config, vector, p, k_per_split, out, ldo, slice_stride,
+                                                           alpha, beta, out_vector);
+    } else {
+      detail::launch_register_blocked<Policy, false, false>(s, config, vector, p, k_per_split, out, ldo,
+                                                            slice_stride, alpha, beta, out_vector);
+    }
+  };
+
+  if (splits == 1) {
+    run(p.c, p.ldc, 0, p.alpha, p.beta, is_aligned(p.c, 16) && p.ldc % 4 == 0);
+    return;
+  }
+  const std::size_t needed = register_blocked_workspace_elements(p, splits);
+  device_buffer<float> owned;
+  cuda::std::span<float> workspace = options.workspace;
+  if (workspace.empty()) {
+    owned = device_buffer<float>(needed, s);
+    workspace = owned.span();
+  }
+  FOUNDRY_EXPECTS(workspace.size() >= needed, "split-K workspace of " + std::to_string(workspace.size()) +
+                                                  " floats is smaller than the " + std::to_string(needed) +
+                                                  " needed");
+  run(workspace.data(), p.n, p.m * p.n, 1.0f, 0.0f, is_aligned(workspace.data(), 16) && p.n % 4 == 0);
+  launch(s, make_launch_config_1d(static_cast<std::uint64_t>(p.m * p.n), 256, resident_grid_blocks(8)),
+         split_k_reduce_kernel<float>, workspace.data(), splits, p.m, p.n, p.c, p.ldc, p.alpha, p.beta);
+  // `owned` is freed here, stream-ordered after the reduce on `s`.
+}
+
+/// Rung 3 with the default options (automatic split-K, internal workspace).
+template <class Policy = register_blocked_default_policy>
+void gemm_register_blocked(const gemm_problem<float, float>& p, cuda::stream_ref s) {
+  gemm_register_blocked<Policy>(p, register_blocked_options{}, s);
+}
+
+}  // namespace foundry::gemm_kernels

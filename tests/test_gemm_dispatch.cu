@@ -1,0 +1,128 @@
+// The public foundry::gemm with 16-bit inputs: the dispatch reaches the tensor-core rung
+// (sm_80+) and gives the right result in every layout. The rung itself is tested in
+// test_gemm_tensor_core.cu; the fp32 rungs and the argument checks in test_gemm_fp32.cu.
+#include <catch2/catch.hpp>
+
+#include <foundry/gemm/gemm.cuh>
+#include <foundry/runtime/stream.cuh>
+#include <support/test_support.cuh>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+using foundry::matrix_layout;
+using foundry::matrix_op;
+using foundry::matrix_view;
+
+namespace {
+
+float to_float(__half x) { return __half2float(x); }
+float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <class T>
+T from_float(float x);
+template <>
+__half from_float<__half>(float x) {
+  return __float2half(x);
+}
+template <>
+__nv_bfloat16 from_float<__nv_bfloat16>(float x) {
+  return __float2bfloat16(x);
+}
+
+// A dense m × n matrix in `layout` (no padding) of random 16-bit values.
+template <class T>
+std::vector<T> random_matrix(std::int64_t elements, std::uint64_t seed_id) {
+  const auto values = foundry::test::random_vector<float>(static_cast<std::size_t>(elements), -1.0f, 1.0f, seed_id);
+  std::vector<T> out(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) out[i] = from_float<T>(values[i]);
+  return out;
+}
+
+template <class T>
+void check_dispatch(matrix_layout la, matrix_op oa, matrix_layout lb, matrix_op ob, matrix_layout lc) {
+  const std::int64_t m = 77, n = 45, k = 70;
+  foundry::stream s;
+  const std::int64_t a_rows = oa == matrix_op::none ? m : k, a_cols = oa == matrix_op::none ? k : m;
+  const std::int64_t b_rows = ob == matrix_op::none ? k : n, b_cols = ob == matrix_op::none ? n : k;
+  const std::int64_t lda = la == matrix_layout::row_major ? a_cols : a_rows;
+  const std::int64_t ldb = lb == matrix_layout::row_major ? b_cols : b_rows;
+  const std::int64_t ldc = lc == matrix_layout::row_major ? n : m;
+  const auto a = random_matrix<T>(m * k, 21);
+  const auto b = random_matrix<T>(k * n, 22);
+  const auto c0 = foundry::test::random_vector<float>(static_cast<std::size_t>(m * n), -1.0f, 1.0f, 23);
+  auto da = foundry::test::to_device(a, s);
+  auto db = foundry::test::to_device(b, s);
+  auto dc = foundry::test::to_device(c0, s);
+  const float alpha = 1.25f, beta = -0.5f;
+  foundry::gemm(alpha, matrix_view<const T>{da.data(), a_rows, a_cols, lda, la}, oa,
+                matrix_view<const T>{db.data(), b_rows, b_cols, ldb, lb}, ob, beta,
+                matrix_view<float>{dc.data(), m, n, ldc, lc}, s);
+  const auto got = foundry::test::to_host(dc, s);
+
+  auto stored = [](std::int64_t r, std::int64_t c, std::int64_t ld, matrix_layout l) {
+    return static_cast<std::size_t>(l == matrix_layout::row_major ? r * ld + c : c * ld + r);
+  };
+  auto op_a = [&](std::int64_t i, std::int64_t p) {
+    return to_float(oa == matrix_op::none ? a[stored(i, p, lda, la)] : a[stored(p, i, lda, la)]);
+  };
+  auto op_b = [&](std::int64_t p, std::int64_t j) {
+    return to_float(ob == matrix_op::none ? b[stored(p, j, ldb, lb)] : b[stored(j, p, ldb, lb)]);
+  };
+  // The reference uses the same 16-bit inputs, so only the fp32 accumulation differs:
+  // products of 16-bit values are exact in fp32 and K = 70 sums round at most ~70 u
+  // relative to sum |a||b| (u = 2^-24); 1e-4 of it is far above that and far below a
+  // single wrong term (~1/70 of the sum).
+  std::int64_t wrong = 0;
+  for (std::int64_t i = 0; i < m; ++i) {
+    for (std::int64_t j = 0; j < n; ++j) {
+      double sum = 0.0, scale = 0.0;
+      for (std::int64_t p = 0; p < k; ++p) {
+        sum += double{op_a(i, p)} * op_b(p, j);
+        scale += std::abs(double{op_a(i, p)} * op_b(p, j));
+      }
+      const double c_in = c0[stored(i, j, ldc, lc)];
+      const double expected = alpha * sum + beta * c_in;
+      scale = std::abs(alpha) * scale + std::abs(beta * c_in);
+      wrong += std::abs(got[stored(i, j, ldc, lc)] - expected) <= 1e-4 * scale ? 0 : 1;
+    }
+  }
+  CHECK(wrong == 0);
+}
+
+constexpr matrix_layout layouts[] = {matrix_layout::row_major, matrix_layout::col_major};
+constexpr matrix_op ops[] = {matrix_op::none, matrix_op::transpose};
+
+}  // namespace
+
+TEST_CASE("gemm with bf16 inputs is dispatched to the tensor-core rung and is correct in every layout", "[gpu]") {
+  REQUIRE(foundry::best_gemm_rung<__nv_bfloat16, float>() == foundry::gemm_rung::tensor_core);
+  for (auto la : layouts)
+    for (auto oa : ops)
+      for (auto lb : layouts)
+        for (auto ob : ops)
+          for (auto lc : layouts) {
+            INFO("A " << int(la) << "/" << int(oa) << " B " << int(lb) << "/" << int(ob) << " C " << int(lc));
+            check_dispatch<__nv_bfloat16>(la, oa, lb, ob, lc);
+          }
+}
+
+TEST_CASE("gemm with fp16 inputs is dispatched to the tensor-core rung and is correct", "[gpu]") {
+  REQUIRE(foundry::best_gemm_rung<__half, float>() == foundry::gemm_rung::tensor_core);
+  check_dispatch<__half>(matrix_layout::row_major, matrix_op::none, matrix_layout::row_major, matrix_op::none,
+                         matrix_layout::row_major);
+  check_dispatch<__half>(matrix_layout::col_major, matrix_op::transpose, matrix_layout::row_major,
+                         matrix_op::transpose, matrix_layout::col_major);
+}
+
+TEST_CASE("gemm with 16-bit inputs and K = 0 sets C to beta * C", "[gpu]") {
+  foundry::stream s;
+  auto c = foundry::test::to_device(std::vector<float>(6, 2.0f), s);
+  foundry::gemm(1.0f, matrix_view<const __nv_bfloat16>{nullptr, 2, 0, 0}, matrix_op::none,
+                matrix_view<const __nv_bfloat16>{nullptr, 0, 3, 3}, matrix_op::none, 0.25f,
+                matrix_view<float>{c.data(), 2, 3, 3}, s);
+  CHECK(foundry::test::to_host(c, s) == std::vector<float>(6, 0.5f));
+}
