@@ -2,8 +2,13 @@
 /// \file
 /// Umbrella header: everything in foundry's runtime layer and algorithms.
 
+#include <foundry/algorithms/reduce.cuh>
+#include <foundry/algorithms/stencil.cuh>
+#include <foundry/algorithms/transform.cuh>
+#include <foundry/block/block_reduce.cuh>
 #include <foundry/core/error.cuh>
 #include <foundry/core/math.cuh>
+#include <foundry/gemm/gemm.cuh>
 #include <foundry/launch/grid_stride.cuh>
 #include <foundry/launch/launch.cuh>
 #include <foundry/launch/launch_config.cuh>
@@ -14,4 +19,9 @@
 #include <foundry/runtime/device.cuh>
 #include <foundry/runtime/event.cuh>
 #include <foundry/runtime/stream.cuh>
+#include <foundry/thread/vector.cuh>
 #include <foundry/util/nvtx.cuh>
+#include <foundry/warp/warp_reduce.cuh>
+
+// The textbook twins live in <foundry/naive/...> and the benchmark harness in
+// <foundry/bench/harness.cuh> (it needs Google Benchmark and cuBLAS); neither is included here.

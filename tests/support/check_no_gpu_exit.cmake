@@ -1,6 +1,6 @@
-# Runs PROGRAM with every device hidden; passes when it exits with EXPECTED and
-# prints a one-line message that mentions the missing device.
-set(ENV{CUDA_VISIBLE_DEVICES} "")
+# Runs PROGRAM (ctest hides every device through the test's ENVIRONMENT, since
+# CMake's set(ENV{...} "") would unset the variable instead); passes when it
+# exits with EXPECTED and prints a message that mentions the missing device.
 execute_process(COMMAND ${PROGRAM} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL EXPECTED)
   message(FATAL_ERROR "${PROGRAM} exited with ${rc}, expected ${EXPECTED}\n${out}${err}")
