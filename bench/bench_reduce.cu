@@ -48,7 +48,14 @@ std::int64_t exact_sum(const foundry::device_buffer<float>& x, foundry::stream& 
   return sum;
 }
 
-void bm_reduce_sum_f32(benchmark::State& state, variant v) {
+template <int BlocksPerSm, int InFlight>
+struct reduce_candidate : foundry::reduce_policy {
+  static constexpr int blocks_per_sm = BlocksPerSm;
+  static constexpr int vectors_in_flight = InFlight;
+};
+
+template <class Policy>
+void bm_reduce_sum_f32_with(benchmark::State& state, variant v) {
   const auto n = static_cast<std::size_t>(state.range(0));
   foundry::stream s;
   foundry::device_buffer<float> x(n, s);
@@ -62,7 +69,7 @@ void bm_reduce_sum_f32(benchmark::State& state, variant v) {
 
   // Scratch for the variants that take it, allocated once, outside the timed region.
   std::size_t scratch_bytes = 0;
-  if (v == variant::foundry) scratch_bytes = foundry::reduce_scratch_bytes<float>(n);
+  if (v == variant::foundry) scratch_bytes = foundry::reduce_scratch_bytes<float, float, Policy>(n);
   if (v == variant::cub) {
     FOUNDRY_CUDA_TRY(cub::DeviceReduce::Sum(nullptr, scratch_bytes, x.data(), out.data(), n, s.get()));
   }
@@ -75,7 +82,7 @@ void bm_reduce_sum_f32(benchmark::State& state, variant v) {
       case variant::naive_sequential: foundry::naive::reduce_sum_sequential(in, out.span(), st); break;
       case variant::naive_warp_shuffle: foundry::naive::reduce_sum_warp_shuffle(in, out.span(), st); break;
       case variant::foundry:
-        foundry::reduce(in, out.span(), 0.0f, cuda::std::plus<float>{}, scratch.span(), st);
+        foundry::reduce<Policy>(in, out.span(), 0.0f, cuda::std::plus<float>{}, scratch.span(), st);
         break;
       case variant::cub: {
         std::size_t bytes = scratch_bytes;
@@ -97,6 +104,15 @@ void bm_reduce_sum_f32(benchmark::State& state, variant v) {
   bench::measure(state, s, {static_cast<double>(n) * sizeof(float), sizeof(float), static_cast<double>(n)}, enqueue);
 }
 
+void bm_reduce_sum_f32(benchmark::State& state, variant v) {
+  bm_reduce_sum_f32_with<foundry::reduce_policy>(state, v);
+}
+
+template <int BlocksPerSm, int InFlight>
+void bm_reduce_candidate(benchmark::State& state) {
+  bm_reduce_sum_f32_with<reduce_candidate<BlocksPerSm, InFlight>>(state, variant::foundry);
+}
+
 constexpr std::int64_t elements = std::int64_t{1} << 28;
 
 }  // namespace
@@ -113,5 +129,11 @@ BENCHMARK_CAPTURE(bm_reduce_sum_f32, foundry, variant::foundry)
     ->Name("reduce_sum_f32/foundry")->Apply(bench::configure)->Arg(elements);
 BENCHMARK_CAPTURE(bm_reduce_sum_f32, cub, variant::cub)
     ->Name("reduce_sum_f32/cub")->Apply(bench::configure)->Arg(elements);
+
+// Policy candidates beside the default, so that reduce_policy rests on measured figures.
+FOUNDRY_BENCHMARK(bm_reduce_candidate<8, 4>)->Name("reduce_sum_f32/foundry_b8v4")->Arg(elements);
+FOUNDRY_BENCHMARK(bm_reduce_candidate<4, 8>)->Name("reduce_sum_f32/foundry_b4v8")->Arg(elements);
+FOUNDRY_BENCHMARK(bm_reduce_candidate<2, 8>)->Name("reduce_sum_f32/foundry_b2v8")->Arg(elements);
+FOUNDRY_BENCHMARK(bm_reduce_candidate<8, 2>)->Name("reduce_sum_f32/foundry_b8v2")->Arg(elements);
 
 FOUNDRY_BENCH_MAIN()

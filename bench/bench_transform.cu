@@ -107,6 +107,49 @@ void bm_copy_foundry(benchmark::State& state, cache_mode mode) {
   bench::measure(state, s, {double(bytes), double(bytes), 0.0}, enqueue, {mode});
 }
 
+// Policy candidates, timed beside the default at 2^28 elements / 1 GiB so that the
+// defaults in transform.cuh rest on measured figures.
+template <int BlocksPerSm, int InFlight>
+struct saxpy_candidate : foundry::transform_policy {
+  static constexpr int blocks_per_sm = BlocksPerSm;
+  static constexpr int vectors_in_flight = InFlight;
+};
+
+template <class Policy>
+void bm_saxpy_policy(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  saxpy_data d(n);
+  const auto x = d.x.span();
+  const auto y = d.y.span();
+  const auto z = d.z.span();
+  const saxpy_op op = d.op;
+  auto enqueue = [&](cuda::stream_ref s) { foundry::transform<Policy>(x, y, z, op, s); };
+  enqueue(d.s);
+  if (!bench::expect(state, d.correct(), "z differs from fma(a, x, y)")) return;
+  const double bytes = static_cast<double>(n) * sizeof(float);
+  bench::measure(state, d.s, {2 * bytes, bytes, 2.0 * static_cast<double>(n)}, enqueue);
+}
+
+template <int BlockThreads, int PerThread>
+struct copy_candidate {
+  static constexpr int block_threads = BlockThreads;
+  static constexpr int vectors_per_thread = PerThread;
+};
+
+template <class Policy>
+void bm_copy_policy(benchmark::State& state) {
+  const auto bytes = static_cast<std::size_t>(state.range(0));
+  foundry::stream s;
+  foundry::device_buffer<float> in(bytes / sizeof(float), s);
+  foundry::device_buffer<float> out(bytes / sizeof(float), s);
+  bench::fill_uniform(in.span(), -1.0, 1.0, bench::default_seed, s);
+  foundry::fill(out.span(), std::numeric_limits<float>::quiet_NaN(), s);
+  auto enqueue = [&](cuda::stream_ref st) { foundry::device_copy<Policy>(out.span(), in.span(), st); };
+  enqueue(s);
+  if (!bench::expect(state, bench::bitwise_equal(out.span(), in.span(), s), "device_copy's output differs")) return;
+  bench::measure(state, s, {double(bytes), double(bytes), 0.0}, enqueue);
+}
+
 void saxpy_sizes(benchmark::internal::Benchmark* b) {
   for (std::int64_t n = mib / 4; n <= gib / 4; n *= 4) b->Arg(n);  // 1 MiB .. 1 GiB per vector
 }
@@ -132,5 +175,15 @@ BENCHMARK_CAPTURE(bm_copy_foundry, hot, cache_mode::hot)
     ->Name("copy/foundry")->Apply(bench::configure)->Apply(copy_sizes);
 BENCHMARK_CAPTURE(bm_copy_foundry, cold, cache_mode::cold)
     ->Name("copy/foundry/cold")->Apply(bench::configure)->Apply(copy_sizes);
+
+FOUNDRY_BENCHMARK(bm_saxpy_policy<saxpy_candidate<4, 4>>)->Name("saxpy/foundry_b4v4")->Arg(gib / 4);
+FOUNDRY_BENCHMARK(bm_saxpy_policy<saxpy_candidate<8, 2>>)->Name("saxpy/foundry_b8v2")->Arg(gib / 4);
+FOUNDRY_BENCHMARK(bm_saxpy_policy<saxpy_candidate<8, 4>>)->Name("saxpy/foundry_b8v4")->Arg(gib / 4);
+FOUNDRY_BENCHMARK(bm_saxpy_policy<saxpy_candidate<1000, 2>>)->Name("saxpy/foundry_b1000v2")->Arg(gib / 4);
+FOUNDRY_BENCHMARK(bm_saxpy_policy<saxpy_candidate<1000, 1>>)->Name("saxpy/foundry_b1000v1")->Arg(gib / 4);
+FOUNDRY_BENCHMARK(bm_copy_policy<copy_candidate<256, 2>>)->Name("copy/foundry_t256v2")->Arg(gib);
+FOUNDRY_BENCHMARK(bm_copy_policy<copy_candidate<256, 8>>)->Name("copy/foundry_t256v8")->Arg(gib);
+FOUNDRY_BENCHMARK(bm_copy_policy<copy_candidate<512, 4>>)->Name("copy/foundry_t512v4")->Arg(gib);
+FOUNDRY_BENCHMARK(bm_copy_policy<copy_candidate<128, 8>>)->Name("copy/foundry_t128v8")->Arg(gib);
 
 FOUNDRY_BENCH_MAIN()
