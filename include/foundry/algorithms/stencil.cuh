@@ -94,26 +94,49 @@ inline constexpr int max_filter_size = 15;
 struct convolve_2d_policy {
   /// Threads per block along x; each thread owns one output column of the
   /// tile, so this is also the tile width. A multiple of 32 keeps the
-  /// shared-memory reads conflict-free. TODO(measure)
+  /// shared-memory reads conflict-free. Measured on the H200, 2026-12-02, 8192 × 8192
+  /// (GB/s read + written; fraction of the same run's cudaMemcpy row,
+  /// stencil_3x3/cudaMemcpy/8192x8192 4210 GB/s, stencil_5x5/cudaMemcpy/8192x8192
+  /// 4190 GB/s). This default (64 × 4, 8 rows; row stencil_<k>x<k>/foundry/8192x8192):
+  /// 3x3 3540 GB/s (0.842×), 5x5 2850 GB/s (0.680×). Candidates (rows
+  /// stencil_<k>x<k>/foundry_<shape>/8192x8192):
+  ///   foundry_128x2r8  3x3 3610 GB/s (0.859×)   5x5 2890 GB/s (0.690×)
+  ///   foundry_64x4r16  3x3 3540 GB/s (0.842×)   5x5 2970 GB/s (0.708×)
+  ///   foundry_128x4r8  3x3 3430 GB/s (0.815×)   5x5 2820 GB/s (0.672×)
+  ///   foundry_32x8r8   3x3 3490 GB/s (0.830×)   5x5 2790 GB/s (0.665×)
+  /// Against the default: block_x 128 (128 × 2) 1.02× at 3x3 and 1.01× at 5x5;
+  /// block_x 32 (32 × 8) 0.986× and 0.977×. One round each; noise_pct 0.341–0.574% on
+  /// these rows. The 9x9 and 15x15 filters were measured with the default only;
+  /// block_x at those sizes was not measured.
   static constexpr int block_x = 64;
-  /// Threads per block along y. 64 × 4 = 256 threads. TODO(measure)
+  /// Threads per block along y. 64 × 4 = 256 threads. Measured on the H200, 2026-12-02
+  /// (figures above): 512 threads as 128 × 4 (3 blocks/SM) ran 0.969× the default
+  /// at 3x3 and 0.988× at 5x5 (rows stencil_<k>x<k>/foundry_128x4r8/8192x8192); the
+  /// other 256-thread shapes are above. block_y alone, at block_x 64, was not measured.
   static constexpr int block_y = 4;
   /// Outputs per thread, stacked vertically: a taller tile amortises the
   /// 2r halo rows, and the vertical window is reused from registers.
-  /// Tile: 64 × 32 outputs. TODO(measure)
+  /// Tile: 64 × 32 outputs. Measured on the H200, 2026-12-02 (figures above): 16 rows
+  /// (64 × 4, 4 blocks/SM; rows stencil_<k>x<k>/foundry_64x4r16/8192x8192) ran 1.00× the
+  /// default at 3x3 (3540 GB/s) and 1.04× at 5x5 (2970 against 2850 GB/s). Other
+  /// row counts were not measured.
   static constexpr int rows_per_thread = 8;
   /// Resident blocks per SM promised to the compiler (`__launch_bounds__`),
   /// which caps registers at 65536 / (256 × this): 6 gives 40 registers, the
   /// fewest with which ptxas does not spill (sm_90, CUDA 13.0) up to radius 4;
   /// the wider filters need 64 (4 blocks). More resident blocks keep more
   /// tile loads in flight, which the small, memory-bound filters need.
-  /// TODO(measure)
+  /// Not measured on its own (H200, 2026-12-02): no row varies only this value; the
+  /// candidates that change it (64x4r16 at 4, 128x4r8 at 3/2) also change the tile.
   __host__ __device__ static constexpr int min_blocks_per_sm(int radius) { return radius <= 4 ? 6 : 4; }
   /// Whether the loop over filter columns unrolls too. Unrolled, every weight
   /// is an immediate constant-bank operand of its FMA; but past radius 3 the
   /// fully unrolled body makes ptxas hoist so many shared-memory loads that it
   /// needs 100-255 registers, so the wider filters keep a loop over columns
-  /// and read the weights with an indexed constant load. TODO(measure)
+  /// and read the weights with an indexed constant load. Unrolled against looped was
+  /// not measured (H200, 2026-12-02): only this default ran, e.g. 28.8 TFLOP/s at 9x9
+  /// (row stencil_9x9/foundry/8192x8192) and 34.2 TFLOP/s at 15x15 (row
+  /// stencil_15x15/foundry/8192x8192), both on the looped path.
   __host__ __device__ static constexpr bool unroll_filter_columns(int radius) { return radius <= 3; }
 };
 

@@ -90,8 +90,15 @@ struct options {
   /// The FLOP ceiling for compute-bound figures (the bandwidth ceiling is always the
   /// measured device-to-device copy).
   flop_ceiling ceiling = flop_ceiling::fp32_cuda_cores;
-  /// Samples per Google Benchmark round. TODO(measure): how far medians of 100 move between
-  /// runs on the H200 (the device notes saw ~0.2% for medians of 20-30 by hand).
+  /// Samples per Google Benchmark round. How far medians of 100 move between runs was not
+  /// measured directly (the H200 run of 2026-12-02 took one round per row; the device
+  /// notes saw ~0.2% for medians of 20-30 by hand). Measured on the H200, 2026-12-02: the
+  /// noise_pct column (relative standard deviation of a round's samples) was 0.395% at
+  /// the median of the 73 hot rows of 100 samples, 1.07% at most
+  /// (saxpy/foundry_b8v4/268435456); cold rows 1.25% median, 3.80% at most
+  /// (copy/cudaMemcpy/cold/1048576). One kernel timed twice in that run, rows
+  /// copy/foundry/1073741824 and copy/foundry_t512v4/1073741824 (same policy), gave
+  /// medians 0.0555% apart.
   int max_samples = 100;
   /// Wall-clock budget for the samples of one round (at least one sample is always taken).
   double max_seconds = 1.0;
@@ -143,7 +150,12 @@ struct sample_stats {
 };
 
 /// A hot sample lasts at least this long: CUDA documents the event resolution as about
-/// 0.5 us, so the resolution stays under 0.5% of a sample. TODO(measure) on the H200.
+/// 0.5 us, so the resolution stays under 0.5% of a sample. The event resolution itself
+/// was not measured on the H200. Measured there, 2026-12-02: on row
+/// copy/cudaMemcpy/1073741824 the harness read 4250 GB/s against a bare event-timed loop's
+/// 4190 GB/s, harness/bare = 1.01 (one 506 us call per sample, so no batching there); the
+/// shortest hot calls, batched up to this floor, had noise 0.445% (row
+/// copy/cudaMemcpy/1048576, 2.24 us a call).
 inline constexpr double min_hot_sample_seconds = 100e-6;
 /// Bounds the calls enqueued ahead of the GPU for kernels of a microsecond or less.
 inline constexpr int max_hot_batch = 1000;

