@@ -7,8 +7,11 @@
 #   preset (default: native). Exits 2 with one line when there is no GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=${1:-bench/results/local}
-shift || true
+out=bench/results/local
+if [ $# -gt 0 ] && [[ "$1" != --* ]]; then
+  out=$1
+  shift
+fi
 if ! nvidia-smi -L 2>/dev/null | grep -q GPU; then
   echo "bench: no CUDA GPU on this machine (nvidia-smi lists none): the benchmarks need one" >&2
   exit 2

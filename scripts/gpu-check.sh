@@ -5,6 +5,7 @@
 # benchmarks with JSON output, write logs and results into OUT, and print a
 # short summary last.
 #   usage: scripts/gpu-check.sh OUT [STAGES]
+#   Exits non-zero when a build, a test, a sanitizer run or a benchmark failed.
 #   STAGES: comma list of build,test,sanitize,bench (default: all four)
 #   BENCH_ARGS: extra arguments for every benchmark binary (e.g. --benchmark_filter=...)
 #   SANITIZE_FILTER: Catch2 filter for the sanitizer runs (default: skip hidden, [large] and [not_under_sanitizer] cases)
@@ -19,6 +20,7 @@ export PATH="$PATH:/usr/local/cuda/bin"
 [ -d .device-deps ] && export CMAKE_PREFIX_PATH="$PWD/.device-deps" LD_LIBRARY_PATH="$PWD/.device-deps/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 build=build/h200
 summary=()
+fail=0
 note() { summary+=("$(printf '%-10s %s' "$1" "$2")"); }
 has() { [[ ",$stages," == *",$1,"* ]]; }
 t0=$SECONDS
@@ -28,14 +30,14 @@ if has build; then
   if cmake --preset h200 >"$out/build.log" 2>&1 && cmake --build --preset h200 -j "$(nproc)" -- -k 0 >>"$out/build.log" 2>&1; then
     note build "ok ($((SECONDS - s)) s)"
   else
-    note build "FAILED ($((SECONDS - s)) s): see build.log"; tail -40 "$out/build.log"
+    note build "FAILED ($((SECONDS - s)) s): see build.log"; tail -40 "$out/build.log"; fail=1
   fi
 fi
 
 if has test; then
   s=$SECONDS
   # Serial: the leak test compares device-wide free memory before and after.
-  (cd "$build" && ctest --output-on-failure --timeout 600) >"$out/ctest.log" 2>&1
+  (cd "$build" && ctest --output-on-failure --timeout 600) >"$out/ctest.log" 2>&1 || fail=1
   note test "$(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -1) ($((SECONDS - s)) s)"
   grep -E '\(Failed\)|\(Timeout\)|\(SEGFAULT\)|Not Run' "$out/ctest.log" | head -20
   grep -c '(Skipped)' "$out/ctest.log" | xargs -I{} echo "skipped tests: {}"
@@ -59,6 +61,7 @@ if has sanitize; then
       [ "$rc" -ne 0 ] && [ "${n:-0}" -eq 0 ] && errors=$((errors + 1)) && echo "$tool $(basename "$bin"): exit $rc" >>"$out/sanitizer.log"
     done
     note "$tool" "$errors errors"
+    [ "$errors" -eq 0 ] || fail=1
   done
   note sanitize "done ($((SECONDS - s)) s)"
 fi
@@ -66,10 +69,13 @@ fi
 if has bench; then
   s=$SECONDS
   FOUNDRY_PRESET=h200 FOUNDRY_SKIP_DEPS=1 FOUNDRY_SKIP_BUILD=1 scripts/bench.sh "$out/bench" ${BENCH_ARGS:-} >"$out/bench.log" 2>&1
-  note bench "exit $? ($((SECONDS - s)) s)"
+  rc=$?
+  note bench "exit $rc ($((SECONDS - s)) s)"
+  [ "$rc" -eq 0 ] || fail=1
   [ -f "$out/bench/report.md" ] && head -60 "$out/bench/report.md"
 fi
 
 echo
 echo "== gpu-check summary ($(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null), $((SECONDS - t0)) s)"
 printf '%s\n' "${summary[@]}"
+exit $fail

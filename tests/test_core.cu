@@ -5,7 +5,10 @@
 #include <foundry/core/error.cuh>
 #include <foundry/core/math.cuh>
 #include <foundry/launch/launch_config.cuh>
+#include <foundry/launch/launch.cuh>
+#include <foundry/memory/copy.cuh>
 #include <foundry/memory/detail.cuh>
+#include <foundry/memory/device_buffer.cuh>
 
 #include <cstdint>
 #include <limits>
@@ -14,6 +17,8 @@
 using Catch::Matchers::Contains;
 
 namespace {
+__global__ void do_nothing(int) {}
+
 // An H200-like device, so validation messages are tested without a GPU.
 foundry::device_properties h200_like() {
   foundry::device_properties p;
@@ -132,4 +137,29 @@ TEST_CASE("launch configurations the device cannot run are rejected with the rea
   } catch (const std::invalid_argument& e) {
     CHECK_THAT(e.what(), Contains("invalid launch configuration") && Contains("launch_config.cuh"));
   }
+}
+
+// These preconditions are checked before any CUDA call, so they hold without a GPU.
+TEST_CASE("work is never enqueued on the null (legacy default) stream by accident", "[core]") {
+  const cuda::stream_ref null_stream{};
+  CHECK_THROWS_WITH(foundry::launch(null_stream, foundry::make_launch_config_1d(64), do_nothing, 0),
+                    Contains("legacy default stream"));
+  CHECK_THROWS_AS(foundry::device_buffer<float>(16, null_stream), std::invalid_argument);
+  float a = 0.0f, b = 0.0f;
+  CHECK_THROWS_AS(foundry::copy(cuda::std::span<float>(&a, 1), cuda::std::span<const float>(&b, 1), null_stream),
+                  std::invalid_argument);
+}
+
+TEST_CASE("a block of zero or a partial warp of threads is rejected even when the grid is empty", "[core][launch]") {
+  const cuda::stream_ref s{cudaStreamPerThread};
+  CHECK_THROWS_WITH(foundry::launch(s, foundry::make_launch_config_1d(1000, 0), do_nothing, 0),
+                    Contains("a block of 0 threads"));
+  CHECK_THROWS_AS(foundry::launch(s, foundry::make_launch_config_1d(0, 48), do_nothing, 0), std::invalid_argument);
+  CHECK_NOTHROW(foundry::launch(s, foundry::make_launch_config_1d(0, 64), do_nothing, 0));  // n = 0: nothing to do
+}
+
+TEST_CASE("fill rejects a null pointer with elements", "[core]") {
+  const cuda::stream_ref s{cudaStreamPerThread};
+  CHECK_THROWS_WITH(foundry::fill(cuda::std::span<float>(static_cast<float*>(nullptr), 8), 1.0f, s),
+                    Contains("null pointer"));
 }

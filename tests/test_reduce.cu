@@ -53,12 +53,7 @@ sum_reference reference_sum(const std::vector<T>& x) {
   return r;
 }
 
-/// gamma(n-1) * sum|x|: the worst-case error of a float sum of n terms in any order.
-double float_sum_tolerance(std::size_t n, double sum_abs) {
-  if (n <= 1) return 0.0;
-  const double ku = static_cast<double>(n - 1) * std::ldexp(1.0, -24);
-  return ku / (1.0 - ku) * sum_abs;
-}
+using foundry::test::float_sum_tolerance;
 
 template <class T>
 std::vector<T> to_half_type(const std::vector<float>& f) {

@@ -23,11 +23,7 @@ using foundry::test::random_vector;
 using foundry::test::to_device;
 using foundry::test::to_host;
 
-double float_sum_tolerance(std::size_t n, double sum_abs) {
-  if (n <= 1) return 0.0;
-  const double ku = static_cast<double>(n - 1) * std::ldexp(1.0, -24);
-  return ku / (1.0 - ku) * sum_abs;
-}
+using foundry::test::float_sum_tolerance;
 
 enum class rung { atomic, interleaved, sequential, warp_shuffle };
 

@@ -51,7 +51,7 @@ TEST_CASE("without a device every call throws cuda_error and nothing crashes", "
     CHECK_THAT(e.what(), Contains("cudaStreamCreateWithPriority"));
   }
   CHECK_THROWS_AS(foundry::get_device_properties(), foundry::cuda_error);
-  CHECK_THROWS_AS(foundry::device_buffer<float>(16, cuda::stream_ref{}), foundry::cuda_error);
+  CHECK_THROWS_AS(foundry::device_buffer<float>(16, cuda::stream_ref{cudaStreamPerThread}), foundry::cuda_error);
   CHECK_THROWS_AS(foundry::pinned_buffer<float>(16), foundry::cuda_error);
   CHECK_THROWS_AS(foundry::event{}, foundry::cuda_error);
 }
@@ -70,6 +70,7 @@ TEST_CASE("device properties are read and cached", "[gpu]") {
 }
 
 TEST_CASE("device_guard restores the previous device", "[gpu]") {
+  if (foundry::device_count() < 2) WARN("one device: the guard switches to the device already current");
   const int before = foundry::current_device();
   {
     foundry::device_guard guard(foundry::device_count() - 1);

@@ -7,10 +7,11 @@
 //   5. check it                           -> against the same sum computed on the CPU
 //   6. free everything                    -> nothing to write: scope exit does it, even on an exception
 //
-// Exit codes: 0 success, 1 wrong result, 2 no usable GPU, 3 any other CUDA error.
+// Exit codes: 0 success, 1 wrong result, 2 no usable GPU, 3 any other error.
 #include <foundry/foundry.cuh>
 
 #include <cstdio>
+#include <exception>
 #include <random>
 
 // One thread per element would need n threads; a grid-stride loop lets any grid cover any n.
@@ -58,7 +59,7 @@ int main() {
     std::printf("vector_add: %zu elements added correctly\n", n);
     return 0;
     // 6. Free: the buffers' destructors run here (device memory stream-ordered on s).
-  } catch (const foundry::cuda_error& e) {
+  } catch (const std::exception& e) {  // foundry::cuda_error, std::invalid_argument, std::bad_alloc
     std::fprintf(stderr, "vector_add: %s\n", e.what());
     return 3;
   }

@@ -15,14 +15,15 @@ function(run)
   endif()
 endfunction()
 
+# (Google Benchmark is found through the environment's CMAKE_PREFIX_PATH, if any, as usual.)
 set(configure ${CMAKE_COMMAND} -S ${project_dir} -B ${WORK_DIR}/build -G ${GENERATOR}
-    -DCMAKE_CUDA_COMPILER=${CUDA_COMPILER} -DCMAKE_CUDA_ARCHITECTURES=${arch})
+    -DCMAKE_CUDA_COMPILER=${CUDA_COMPILER} -DCMAKE_CUDA_ARCHITECTURES=${arch} -DFOUNDRY_SOURCE_DIR=${FOUNDRY_SOURCE_DIR})
 if(MODE STREQUAL "package")
   run(${CMAKE_COMMAND} --install ${FOUNDRY_BINARY_DIR} --prefix ${WORK_DIR}/prefix)
   run(${configure} -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix)
   run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 elseif(MODE STREQUAL "subdirectory")
-  run(${configure} -DFOUNDRY_CONSUMER_MODE=subdirectory -DFOUNDRY_SOURCE_DIR=${FOUNDRY_SOURCE_DIR})
+  run(${configure} -DFOUNDRY_CONSUMER_MODE=subdirectory)
   run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 elseif(MODE STREQUAL "nvcc")
   run(${CUDA_COMPILER} -std=c++17 -arch=sm_${arch} -I${FOUNDRY_SOURCE_DIR}/include

@@ -7,6 +7,7 @@
 
 #include <cuda/std/span>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -70,6 +71,15 @@ std::vector<T> to_host(const foundry::device_buffer<T>& d, cuda::stream_ref s) {
   d.copy_to_host(cuda::std::span<T>(host.data(), host.size()), s);
   foundry::synchronize(s);
   return host;
+}
+
+/// gamma(n-1) * sum|x| with gamma(k) = k*u / (1 - k*u), u = 2^-24: the worst-case
+/// error of a float sum of n terms in any order (Higham, Accuracy and Stability of
+/// Numerical Algorithms, 4.2), against a reference computed in double.
+inline double float_sum_tolerance(std::size_t n, double sum_abs) {
+  if (n <= 1) return 0.0;
+  const double ku = static_cast<double>(n - 1) * std::ldexp(1.0, -24);
+  return ku / (1.0 - ku) * sum_abs;
 }
 
 /// The odd sizes every algorithm is tested on.

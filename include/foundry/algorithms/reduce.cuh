@@ -285,6 +285,8 @@ void reduce(cuda::std::span<In, InExtent> in, cuda::std::span<Acc, OutExtent> ou
             cuda::std::type_identity_t<Acc> identity, Op op, cuda::std::span<std::byte> scratch, cuda::stream_ref s) {
   using T = std::remove_const_t<In>;
   static_assert(!std::is_const_v<Acc>, "reduce writes its output: the output span must not be const");
+  static_assert(!std::is_same_v<Acc, __half> && !std::is_same_v<Acc, __nv_bfloat16>,
+                "reduce accumulates in its output type: give half and bfloat16 inputs a float output");
   FOUNDRY_NVTX_FUNCTION_RANGE();
   detail::expect_reduce_arguments(in, out);
   const std::uint64_t partials = detail::reduce_partial_count<Policy, T>(in.size());
@@ -303,6 +305,8 @@ void reduce(cuda::std::span<In, InExtent> in, cuda::std::span<Acc, OutExtent> ou
             cuda::std::type_identity_t<Acc> identity, Op op, cuda::stream_ref s) {
   using T = std::remove_const_t<In>;
   static_assert(!std::is_const_v<Acc>, "reduce writes its output: the output span must not be const");
+  static_assert(!std::is_same_v<Acc, __half> && !std::is_same_v<Acc, __nv_bfloat16>,
+                "reduce accumulates in its output type: give half and bfloat16 inputs a float output");
   FOUNDRY_NVTX_FUNCTION_RANGE();
   detail::expect_reduce_arguments(in, out);
   const std::uint64_t partials = detail::reduce_partial_count<Policy, T>(in.size());

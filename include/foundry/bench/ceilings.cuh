@@ -147,7 +147,10 @@ class cublas_handle {
  public:
   explicit cublas_handle(cuda::stream_ref s) {
     cublas_try(cublasCreate(&handle_), "cublasCreate");
-    cublas_try(cublasSetStream(handle_, s.get()), "cublasSetStream");
+    if (const cublasStatus_t status = cublasSetStream(handle_, s.get()); status != CUBLAS_STATUS_SUCCESS) {
+      (void)cublasDestroy(handle_);  // the destructor of a half-built object does not run
+      cublas_try(status, "cublasSetStream");
+    }
   }
   ~cublas_handle() { (void)cublasDestroy(handle_); }
   cublas_handle(const cublas_handle&) = delete;

@@ -41,10 +41,15 @@ class l2_flush {
   /// Allocates and zeroes the buffer (synchronous). Throws `cuda_error` on failure.
   explicit l2_flush(std::size_t l2_bytes) : words_(std::max<std::size_t>(2 * l2_bytes, 1 << 20) / sizeof(uint4)) {
     FOUNDRY_CUDA_TRY(cudaMalloc(&data_, words_ * sizeof(uint4) + sizeof(uint4)));
-    FOUNDRY_CUDA_TRY(cudaMemset(data_, 0, words_ * sizeof(uint4) + sizeof(uint4)));
-    // cudaMemset may return before it runs, and the benchmarks' non-blocking streams do not
-    // wait for the legacy stream: finish it here.
-    FOUNDRY_CUDA_TRY(cudaDeviceSynchronize());
+    try {
+      FOUNDRY_CUDA_TRY(cudaMemset(data_, 0, words_ * sizeof(uint4) + sizeof(uint4)));
+      // cudaMemset may return before it runs, and the benchmarks' non-blocking streams do not
+      // wait for the legacy stream: finish it here.
+      FOUNDRY_CUDA_TRY(cudaDeviceSynchronize());
+    } catch (...) {
+      FOUNDRY_CUDA_REPORT(cudaFree(data_));  // the destructor of a half-built object does not run
+      throw;
+    }
   }
   ~l2_flush() {
     if (data_ != nullptr) FOUNDRY_CUDA_REPORT(cudaFree(data_));

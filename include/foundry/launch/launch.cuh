@@ -7,22 +7,32 @@
 #include <foundry/core/error.cuh>
 #include <foundry/launch/launch_config.cuh>
 #include <foundry/runtime/device.cuh>
+#include <foundry/runtime/stream.cuh>
 
 #include <cuda/stream_ref>
 #include <cuda_runtime_api.h>
 
+#include <string>
 #include <utility>
 
 namespace foundry {
 
 /// Enqueues `kernel<<<c.grid, c.block, c.dynamic_shared_bytes, s>>>(args...)`.
-/// An empty grid launches nothing. Dynamic shared memory above the 48 KiB
-/// default is opted into on the kernel first.
-/// Throws `std::invalid_argument` for a configuration the device cannot run and
-/// `cuda_error` if the launch fails (with `FOUNDRY_DEBUG_SYNC`, also if the kernel faults).
+/// An empty grid launches nothing (its block is still checked, so that a block of
+/// zero threads is an error, not a silent no-op). Dynamic shared memory above the
+/// 48 KiB default is opted into on the kernel first.
+/// Throws `std::invalid_argument` for the null (legacy default) stream or a
+/// configuration the device cannot run, and `cuda_error` if the launch fails
+/// (with `FOUNDRY_DEBUG_SYNC`, also if the kernel faults).
 template <class... Params, class... Args>
 void launch(cuda::stream_ref s, const launch_config& c, void (*kernel)(Params...), Args&&... args) {
-  if (c.empty()) return;
+  detail::expect_explicit_stream(s);
+  if (c.empty()) {
+    FOUNDRY_EXPECTS(c.block_threads() > 0 && c.block_threads() % 32 == 0,
+                    "invalid launch configuration: a block of " + std::to_string(c.block_threads()) +
+                        " threads (a whole number of warps is needed)");
+    return;
+  }
   const device_properties& device = get_device_properties();
   validate(c, device);
   if (c.dynamic_shared_bytes > device.shared_memory_per_block) {

@@ -6,6 +6,7 @@
 #include <foundry/core/error.cuh>
 #include <foundry/launch/grid_stride.cuh>
 #include <foundry/launch/launch.cuh>
+#include <foundry/runtime/stream.cuh>
 #include <foundry/util/nvtx.cuh>
 
 #include <cuda/std/span>
@@ -19,15 +20,17 @@
 namespace foundry {
 
 /// Copies `src` into `dst` on `s` (asynchronous; pageable host memory is staged
-/// before the call returns). Throws `std::invalid_argument` if the sizes differ,
-/// `cuda_error` if the copy cannot be enqueued.
+/// before the call returns). Throws `std::invalid_argument` if the sizes differ or
+/// `s` is the null stream, `cuda_error` if the copy cannot be enqueued.
 template <class T, std::size_t DstExtent, std::size_t SrcExtent>
 void copy(cuda::std::span<T, DstExtent> dst, cuda::std::span<const T, SrcExtent> src, cuda::stream_ref s) {
   static_assert(std::is_trivially_copyable_v<T>, "copy needs trivially copyable elements");
   FOUNDRY_EXPECTS(dst.size() == src.size(), "copy between spans of different sizes (" +
                                                 std::to_string(dst.size()) + " and " + std::to_string(src.size()) +
                                                 " elements)");
+  detail::expect_explicit_stream(s);
   if (src.empty()) return;
+  FOUNDRY_NVTX_FUNCTION_RANGE();
   FOUNDRY_CUDA_TRY(cudaMemcpyAsync(dst.data(), src.data(), src.size_bytes(), cudaMemcpyDefault, s.get()));
 }
 
@@ -44,13 +47,16 @@ __global__ void fill_kernel(T* out, std::size_t n, T value) {
 }  // namespace detail
 
 /// Sets every element of the device-accessible span `dst` to `value`, on `s` (asynchronous).
+/// Throws `std::invalid_argument` for a null pointer with elements or the null stream,
+/// `cuda_error` if the launch fails.
 template <class T, std::size_t Extent>
 void fill(cuda::std::span<T, Extent> dst, const T& value, cuda::stream_ref s) {
   static_assert(std::is_trivially_copyable_v<T>, "fill needs trivially copyable elements");
   if (dst.empty()) return;
+  FOUNDRY_EXPECTS(dst.data() != nullptr, "fill of " + std::to_string(dst.size()) + " elements at a null pointer");
   FOUNDRY_NVTX_FUNCTION_RANGE();
-  // Four resident blocks of 256 threads per SM cover the bandwidth of the
-  // simple store loop; more only adds tail work.
+  // A resident grid (8 blocks of 256 threads per SM) with a grid-stride loop: fill
+  // is a utility for initialising buffers, not one of the measured algorithms.
   launch(s, make_launch_config_1d(dst.size(), 256, resident_grid_blocks(8)), detail::fill_kernel<T>, dst.data(),
          dst.size(), value);
 }

@@ -12,6 +12,8 @@
 #include <foundry/core/error.cuh>
 #include <foundry/memory/copy.cuh>
 #include <foundry/memory/detail.cuh>
+#include <foundry/runtime/stream.cuh>
+#include <foundry/util/nvtx.cuh>
 
 #include <cuda/std/span>
 #include <cuda/stream_ref>
@@ -35,7 +37,7 @@ class device_buffer {
   /// Allocates `n` uninitialised elements, stream-ordered on `s` (asynchronous:
   /// the memory is usable by work enqueued on `s` after this call).
   /// Throws `cuda_error` naming the bytes requested if the allocation fails,
-  /// `std::invalid_argument` if `n * sizeof(T)` overflows.
+  /// `std::invalid_argument` if `n * sizeof(T)` overflows or `s` is the null stream.
   device_buffer(std::size_t n, cuda::stream_ref s) : stream_(s) { allocate(n); }
 
   /// Allocates `n` elements and fills them with `value` (asynchronous, on `s`).
@@ -90,8 +92,10 @@ class device_buffer {
 
  private:
   void allocate(std::size_t n) {
+    detail::expect_explicit_stream(stream_);
     const std::size_t bytes = detail::checked_bytes<T>(n);
     if (bytes == 0) return;
+    FOUNDRY_NVTX_FUNCTION_RANGE();
     void* p = nullptr;
     FOUNDRY_CUDA_TRY_WITH(cudaMallocAsync(&p, bytes, stream_.get()),
                           detail::describe_allocation(bytes, "device memory"));

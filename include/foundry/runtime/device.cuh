@@ -116,11 +116,12 @@ inline device_properties query_device_properties(int device) {
   static std::mutex mutex;
   static std::vector<std::unique_ptr<device_properties>> cache;
   std::lock_guard<std::mutex> lock(mutex);
-  FOUNDRY_EXPECTS(device >= 0 && device < device_count(), "device ordinal out of range");
+  FOUNDRY_EXPECTS(device >= 0, "device ordinal out of range");
+  if (cache.size() > static_cast<std::size_t>(device) && cache[device]) return *cache[device];
+  // Only a miss asks the driver how many devices there are: launches read this cache.
+  FOUNDRY_EXPECTS(device < device_count(), "device ordinal out of range");
   if (cache.size() <= static_cast<std::size_t>(device)) cache.resize(device + 1);
-  if (!cache[device]) {
-    cache[device] = std::make_unique<device_properties>(detail::query_device_properties(device));
-  }
+  cache[device] = std::make_unique<device_properties>(detail::query_device_properties(device));
   return *cache[device];
 }
 

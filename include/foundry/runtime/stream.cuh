@@ -63,6 +63,17 @@ class stream {
   cudaStream_t handle_ = nullptr;
 };
 
+namespace detail {
+/// `cuda::stream_ref{}` (default-constructed) and a moved-from `foundry::stream` hold
+/// the null handle, which CUDA reads as the legacy default stream. foundry refuses it,
+/// so that no work lands there by accident; pass `cudaStreamLegacy` to mean it.
+inline void expect_explicit_stream(cuda::stream_ref s) {
+  FOUNDRY_EXPECTS(s.get() != nullptr,
+                  "the stream is the null handle (the legacy default stream): pass a foundry::stream, or "
+                  "cudaStreamLegacy / cudaStreamPerThread if that is what you mean");
+}
+}  // namespace detail
+
 /// Blocks the host until `s` is idle; throws `cuda_error` on a failed asynchronous operation.
 inline void synchronize(cuda::stream_ref s) { FOUNDRY_CUDA_TRY(cudaStreamSynchronize(s.get())); }
 
