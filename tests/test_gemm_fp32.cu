@@ -204,7 +204,18 @@ std::vector<gemm_case> all_transposes(std::int64_t m, std::int64_t n, std::int64
 // ---------------------------------------------------------------------------
 // Correctness, on the GPU.
 
-TEST_CASE("gemm matches the reference for every layout and transpose on small shapes", "[gpu]") {
+// Cases tagged [racecheck_slow] run hundreds of launches and need many minutes under
+// compute-sanitizer's racecheck; scripts/gpu-check.sh leaves them out of racecheck only
+// (memcheck, synccheck and initcheck run them). This case is racecheck's: every rung
+// that uses shared memory, one shape across the tile edges, every transpose and C layout.
+TEST_CASE("shared-memory rungs match the reference across tile edges (sized for racecheck)", "[gpu]") {
+  const auto r = GENERATE(values<rung_under_test>({{"shared_tiled", gemm_rung::shared_tiled},
+                                                   {"register_blocked", gemm_rung::register_blocked}}));
+  foundry::stream s;
+  for (const auto& g : all_transposes(130, 70, 41, 1.5f, -0.5f)) check_case(r, g, s);
+}
+
+TEST_CASE("gemm matches the reference for every layout and transpose on small shapes", "[gpu][racecheck_slow]") {
   const auto r = GENERATE(from_range(fp32_rungs()));
   foundry::stream s;
   for (const auto& shape : {std::vector<std::int64_t>{1, 1, 1}, {17, 33, 65}, {127, 129, 255}}) {
@@ -212,7 +223,7 @@ TEST_CASE("gemm matches the reference for every layout and transpose on small sh
   }
 }
 
-TEST_CASE("gemm matches the reference on non-square shapes and across tile edges", "[gpu]") {
+TEST_CASE("gemm matches the reference on non-square shapes and across tile edges", "[gpu][racecheck_slow]") {
   const auto r = GENERATE(from_range(fp32_rungs()));
   foundry::stream s;
   // Thin rows and columns; sizes one past and one short of the 32- and
@@ -225,7 +236,7 @@ TEST_CASE("gemm matches the reference on non-square shapes and across tile edges
   }
 }
 
-TEST_CASE("gemm applies alpha and beta", "[gpu]") {
+TEST_CASE("gemm applies alpha and beta", "[gpu][racecheck_slow]") {
   const auto r = GENERATE(from_range(fp32_rungs()));
   foundry::stream s;
   const std::vector<std::pair<float, float>> pairs{{1.0f, 0.0f},  {1.0f, 1.0f},   {-2.0f, 0.5f},
@@ -274,7 +285,7 @@ TEST_CASE("gemm with M = 0 or N = 0 does nothing", "[gpu]") {
   s.synchronize();
 }
 
-TEST_CASE("gemm handles misaligned pointers and odd leading dimensions", "[gpu]") {
+TEST_CASE("gemm handles misaligned pointers and odd leading dimensions", "[gpu][racecheck_slow]") {
   const auto r = GENERATE(from_range(fp32_rungs()));
   foundry::stream s;
   // offset 1: pointers 4 bytes past a 16-byte boundary; pad 1 or 3: leading
@@ -290,7 +301,7 @@ TEST_CASE("gemm handles misaligned pointers and odd leading dimensions", "[gpu]"
   }
 }
 
-TEST_CASE("gemm leaves the padding between the rows or columns of C untouched", "[gpu]") {
+TEST_CASE("gemm leaves the padding between the rows or columns of C untouched", "[gpu][racecheck_slow]") {
   const auto r = GENERATE(from_range(fp32_rungs()));
   foundry::stream s;
   for (auto g : all_layouts(70, 130, 20, 1.0f, 1.0f)) {
