@@ -20,18 +20,8 @@ using foundry::matrix_view;
 
 namespace {
 
-float to_float(__half x) { return __half2float(x); }
-float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
-template <class T>
-T from_float(float x);
-template <>
-__half from_float<__half>(float x) {
-  return __float2half(x);
-}
-template <>
-__nv_bfloat16 from_float<__nv_bfloat16>(float x) {
-  return __float2bfloat16(x);
-}
+using foundry::test::from_float;
+using foundry::test::to_float;
 
 // A dense m × n matrix in `layout` (no padding) of random 16-bit values.
 template <class T>

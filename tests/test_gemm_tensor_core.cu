@@ -179,26 +179,8 @@ void check_copy_is_conflict_free() {
 // ---------------------------------------------------------------------------------------------
 // GPU cases against a CPU reference.
 
-template <class In>
-In to_input(float x);
-template <>
-__nv_bfloat16 to_input<__nv_bfloat16>(float x) {
-  return __float2bfloat16_rn(x);
-}
-template <>
-__half to_input<__half>(float x) {
-  return __float2half_rn(x);
-}
-template <class In>
-float to_float(In x);
-template <>
-float to_float<__nv_bfloat16>(__nv_bfloat16 x) {
-  return __bfloat162float(x);
-}
-template <>
-float to_float<__half>(__half x) {
-  return __half2float(x);
-}
+using foundry::test::from_float;
+using foundry::test::to_float;
 
 struct gemm_case {
   std::int64_t m = 0, n = 0, k = 0;
@@ -249,13 +231,13 @@ stored_operand<In> make_operand(std::int64_t outer, std::int64_t inner, bool inn
   stored_operand<In> op;
   op.ld = foundry::round_up<std::int64_t>(std::max<std::int64_t>(stored_cols, 1), c.ld_multiple) + c.ld_extra;
   op.host.assign(static_cast<std::size_t>(c.operand_offset + stored_rows * op.ld),
-                 to_input<In>(std::numeric_limits<float>::quiet_NaN()));
+                 from_float<In>(std::numeric_limits<float>::quiet_NaN()));
   const auto values = foundry::test::random_vector<float>(static_cast<std::size_t>(outer * inner), -1.0f, 1.0f,
                                                           stream_id);
   op.logical.resize(values.size());
   for (std::int64_t o = 0; o < outer; ++o) {
     for (std::int64_t i = 0; i < inner; ++i) {
-      const In x = to_input<In>(values[static_cast<std::size_t>(o * inner + i)]);
+      const In x = from_float<In>(values[static_cast<std::size_t>(o * inner + i)]);
       op.logical[static_cast<std::size_t>(o * inner + i)] = to_float(x);
       const std::int64_t at = inner_contiguous ? o * op.ld + i : i * op.ld + o;
       op.host[static_cast<std::size_t>(c.operand_offset + at)] = x;

@@ -58,7 +58,7 @@ using foundry::test::float_sum_tolerance;
 template <class T>
 std::vector<T> to_half_type(const std::vector<float>& f) {
   std::vector<T> h(f.size());
-  for (std::size_t i = 0; i < f.size(); ++i) h[i] = T(f[i]);
+  for (std::size_t i = 0; i < f.size(); ++i) h[i] = foundry::test::from_float<T>(f[i]);
   return h;
 }
 

@@ -142,7 +142,7 @@ TEST_CASE("transform converts between element types (half in, float out)", "[gpu
     CAPTURE(n);
     const auto f = random_vector<float>(n, -4.0f, 4.0f, 6);
     std::vector<__half> h(n);
-    for (std::size_t i = 0; i < n; ++i) h[i] = __float2half(f[i]);
+    for (std::size_t i = 0; i < n; ++i) h[i] = foundry::test::from_float<__half>(f[i]);
     const auto d_h = to_device(h, s);
     auto d_out = poisoned_device_buffer<float>(n, s);
     foundry::transform(d_h.span(), d_out.span(), [] __device__(__half v) { return __half2float(v) * 2.0f; }, s);

@@ -6,6 +6,8 @@
 #include <foundry/runtime/stream.cuh>
 
 #include <cuda/std/span>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include <cmath>
 #include <cstddef>
@@ -81,6 +83,20 @@ inline double float_sum_tolerance(std::size_t n, double sum_abs) {
   const double ku = static_cast<double>(n - 1) * std::ldexp(1.0, -24);
   return ku / (1.0 - ku) * sum_abs;
 }
+
+/// Host conversions between float and CUDA's 16-bit types, rounding to nearest.
+template <class T>
+T from_float(float x);
+template <>
+inline __half from_float<__half>(float x) {
+  return __float2half_rn(x);
+}
+template <>
+inline __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
+inline float to_float(__half x) { return __half2float(x); }
+inline float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
 
 /// The odd sizes every algorithm is tested on.
 inline const std::vector<std::size_t>& odd_sizes() {
