@@ -8,6 +8,9 @@
 //   gemm_f32/foundry_register_blocked_bk16_1cta   255 registers), and BK = 16 with 1 block/SM
 //   gemm_f32/foundry            the public foundry::gemm (the dispatch picks rung 3)
 //   gemm_f32/cublas             cublasSgemm (default math: true fp32, no TF32)
+//   gemm_bf16/foundry_tensor_core_<candidate>    rung 4 tuning candidates (4096^3 and 8192^3):
+//     bk64_s3 (block_k 64, 3 stages), s3 (3 stages), 256x128 (4 x 2 warps), 128x128_4w
+//     (128 x 128 tile, 4 warps of 64 x 64: two blocks per SM)
 //   gemm_bf16/foundry_tensor_core, gemm_bf16/foundry, gemm_bf16/cublas   rung 4 and
 //   cublasGemmEx (bf16 A and B, fp32 C, CUBLAS_COMPUTE_32F); the same for gemm_f16.
 //
@@ -54,21 +57,13 @@ struct shape {
 };
 
 // ---------------------------------------------------------------------------
-// cuBLAS: one handle for the process (creating one costs ~100 ms).
-void cublas_try(cublasStatus_t status, const char* what) {
-  if (status != CUBLAS_STATUS_SUCCESS)
-    throw std::runtime_error(std::string(what) + " failed: " + cublasGetStatusName(status));
-}
-
-cublasHandle_t cublas() {
-  static const cublasHandle_t handle = [] {
-    cublasHandle_t h = nullptr;
-    cublas_try(cublasCreate(&h), "cublasCreate");
-    // Default math: SGEMM stays true fp32 (no TF32), the peer for the CUDA-core rungs.
-    cublas_try(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
-    return h;  // released at process exit by the driver
-  }();
-  return handle;
+// cuBLAS: one handle for the process (creating one costs ~100 ms), moved to each row's
+// stream before use. Deliberately never destroyed: cublasDestroy during static destruction
+// may run after the CUDA runtime has shut down.
+const bench::cublas_handle& cublas(cuda::stream_ref s) {
+  static const bench::cublas_handle* const handle = new bench::cublas_handle(s);
+  handle->set_stream(s);
+  return *handle;
 }
 
 template <class In>
@@ -84,14 +79,15 @@ void cublas_gemm(const In* a, const In* b, float* c, const shape& sh, cuda::stre
   const float alpha = 1.0f;
   const float beta = 0.0f;
   const int m = static_cast<int>(sh.m), n = static_cast<int>(sh.n), k = static_cast<int>(sh.k);
-  cublas_try(cublasSetStream(cublas(), s.get()), "cublasSetStream");
+  const cublasHandle_t h = cublas(s).get();
   if constexpr (std::is_same_v<In, float>) {
-    cublas_try(cublasSgemm(cublas(), CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, n, a, k, &beta, c, n),
-               "cublasSgemm");
+    bench::cublas_try(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, n, a, k, &beta, c, n),
+                      "cublasSgemm");
   } else {
-    cublas_try(cublasGemmEx(cublas(), CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, cuda_type<In>(), n, a,
-                            cuda_type<In>(), k, &beta, c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-               "cublasGemmEx");
+    bench::cublas_try(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, cuda_type<In>(), n, a,
+                                   cuda_type<In>(), k, &beta, c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F,
+                                   CUBLAS_GEMM_DEFAULT),
+                      "cublasGemmEx");
   }
 }
 
@@ -217,6 +213,27 @@ enqueue_fn<float> with_register_blocked_policy() {
   };
 }
 
+template <class In, class Policy>
+enqueue_fn<In> with_tensor_core_policy() {
+  return [](gemm_data<In>& d, cuda::stream_ref s) {
+    const auto p = foundry::make_gemm_problem<In, float>(1.0f, d.view_a(), matrix_op::none, d.view_b(),
+                                                         matrix_op::none, 0.0f, d.view_c());
+    foundry::gemm_kernels::gemm_tensor_core<In, Policy>(p, s);
+  };
+}
+
+// Tuning candidates for rung 4 (tensor_core_policy: 128 x 256 x 32, 2 x 4 warps, 4 stages).
+template <int BlockM, int BlockN, int BlockK, int WarpsM, int WarpsN, int Stages>
+struct tensor_core_candidate {
+  static constexpr int block_m = BlockM;
+  static constexpr int block_n = BlockN;
+  static constexpr int block_k = BlockK;
+  static constexpr int warps_m = WarpsM;
+  static constexpr int warps_n = WarpsN;
+  static constexpr int stages = Stages;
+  static constexpr int group_m = 8;
+};
+
 template <class In>
 enqueue_fn<In> with_cublas() {
   return [](gemm_data<In>& d, cuda::stream_ref s) { cublas_gemm(d.a.data(), d.b.data(), d.c.data(), d.sh, s); };
@@ -253,6 +270,17 @@ const bool registered = [] {
     add<float>("gemm_f32/cublas", sh, with_cublas<float>());
   }
   for (const shape& sh : shapes) add_16bit<__nv_bfloat16>("gemm_bf16", sh);
+  for (const shape& sh : {shapes[0], shapes[1]}) {
+    using bf16 = __nv_bfloat16;
+    add<bf16>("gemm_bf16/foundry_tensor_core_bk64_s3", sh,
+              with_tensor_core_policy<bf16, tensor_core_candidate<128, 256, 64, 2, 4, 3>>());
+    add<bf16>("gemm_bf16/foundry_tensor_core_s3", sh,
+              with_tensor_core_policy<bf16, tensor_core_candidate<128, 256, 32, 2, 4, 3>>());
+    add<bf16>("gemm_bf16/foundry_tensor_core_256x128", sh,
+              with_tensor_core_policy<bf16, tensor_core_candidate<256, 128, 32, 4, 2, 4>>());
+    add<bf16>("gemm_bf16/foundry_tensor_core_128x128_4w", sh,
+              with_tensor_core_policy<bf16, tensor_core_candidate<128, 128, 32, 2, 2, 4>>());
+  }
   for (const shape& sh : shapes) add_16bit<__half>("gemm_f16", sh);
   return true;
 }();

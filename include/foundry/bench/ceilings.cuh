@@ -8,6 +8,7 @@
 ///   for fp32, tf32 and bf16 (fp32 accumulation) on random inputs.
 /// Each figure is the median of event-timed runs after a warm-up.
 
+#include <foundry/bench/cublas.cuh>
 #include <foundry/bench/random.cuh>
 #include <foundry/core/error.cuh>
 #include <foundry/launch/grid_stride.cuh>
@@ -138,29 +139,6 @@ inline double probe_fma(cuda::stream_ref s) {
   return 2.0 * fma_chains * static_cast<double>(iterations) * static_cast<double>(out.size()) / t;
 }
 
-inline void cublas_try(cublasStatus_t status, const char* what) {
-  if (status != CUBLAS_STATUS_SUCCESS)
-    throw std::runtime_error(std::string(what) + " failed: " + cublasGetStatusName(status));
-}
-
-class cublas_handle {
- public:
-  explicit cublas_handle(cuda::stream_ref s) {
-    cublas_try(cublasCreate(&handle_), "cublasCreate");
-    if (const cublasStatus_t status = cublasSetStream(handle_, s.get()); status != CUBLAS_STATUS_SUCCESS) {
-      (void)cublasDestroy(handle_);  // the destructor of a half-built object does not run
-      cublas_try(status, "cublasSetStream");
-    }
-  }
-  ~cublas_handle() { (void)cublasDestroy(handle_); }
-  cublas_handle(const cublas_handle&) = delete;
-  cublas_handle& operator=(const cublas_handle&) = delete;
-  [[nodiscard]] cublasHandle_t get() const noexcept { return handle_; }
-
- private:
-  cublasHandle_t handle_ = nullptr;
-};
-
 /// FLOP/s of an n×n×n cuBLAS GEMM with inputs of type `In`, fp32 output and `compute`.
 template <class In>
 double probe_gemm(const cublas_handle& h, cuda::stream_ref s, int n, cudaDataType_t in_type,
@@ -209,7 +187,7 @@ inline ceilings measure_ceilings(cuda::stream_ref s) {
   c.gemm_size = p.global_memory_bytes >= (std::size_t{8} << 30) ? 8192 : 4096;
   const int n = c.gemm_size;
   try {
-    const detail::cublas_handle h(s);
+    const cublas_handle h(s);
     c.fp32_cublas_flops = detail::try_probe(
         "fp32_cublas", [&] { return detail::probe_gemm<float>(h, s, n, CUDA_R_32F, CUBLAS_COMPUTE_32F); });
     c.tf32_tensor_flops = detail::try_probe("tf32_tensor", [&] {

@@ -429,21 +429,6 @@ template <class Policy = register_blocked_default_policy>
   return static_cast<std::size_t>(splits) * static_cast<std::size_t>(p.m) * static_cast<std::size_t>(p.n);
 }
 
-namespace detail {
-template <class Policy, bool AK, bool BN>
-void launch_register_blocked(cuda::stream_ref s, const launch_config& config, bool vector,
-                             const gemm_problem<float, float>& p, std::int64_t k_per_split, float* out,
-                             std::int64_t ldo, std::int64_t slice_stride, float alpha, float beta, bool out_vector) {
-  if (vector) {
-    launch(s, config, register_blocked_kernel<Policy, AK, BN, true>, p, k_per_split, out, ldo, slice_stride, alpha,
-           beta, out_vector);
-  } else {
-    launch(s, config, register_blocked_kernel<Policy, AK, BN, false>, p, k_per_split, out, ldo, slice_stride, alpha,
-           beta, out_vector);
-  }
-}
-}  // namespace detail
-
 /// Enqueues rung 3 on `s` (asynchronous). `p` must already be valid (as
 /// `foundry::gemm` checks it). Any m, n, k; k = 0 gives C = beta * C.
 /// The float4 path is taken when A's and B's pointers are 16-byte aligned and
@@ -469,25 +454,20 @@ void gemm_register_blocked(const gemm_problem<float, float>& p, const register_b
   config.block = dim3(Policy::threads, 1, 1);
   config.grid = dim3(static_cast<unsigned>(tiles), 1, static_cast<unsigned>(splits));
 
+  // The kernel for this problem's layouts and alignment: one of eight instantiations.
+  using kernel_type = void (*)(gemm_problem<float, float>, std::int64_t, float*, std::int64_t, std::int64_t, float,
+                               float, bool);
+  constexpr kernel_type kernels[2][2][2] = {  // [a_k_contiguous][b_n_contiguous][vector]
+      {{register_blocked_kernel<Policy, false, false, false>, register_blocked_kernel<Policy, false, false, true>},
+       {register_blocked_kernel<Policy, false, true, false>, register_blocked_kernel<Policy, false, true, true>}},
+      {{register_blocked_kernel<Policy, true, false, false>, register_blocked_kernel<Policy, true, false, true>},
+       {register_blocked_kernel<Policy, true, true, false>, register_blocked_kernel<Policy, true, true, true>}}};
   const bool vector = is_aligned(p.a, 16) && p.lda % 4 == 0 && is_aligned(p.b, 16) && p.ldb % 4 == 0;
-  auto run = [&](float* out, std::int64_t ldo, std::int64_t slice_stride, float alpha, float beta, bool out_vector) {
-    if (p.a_k_contiguous && p.b_n_contiguous) {
-      detail::launch_register_blocked<Policy, true, true>(s, config, vector, p, k_per_split, out, ldo, slice_stride,
-                                                          alpha, beta, out_vector);
-    } else if (p.a_k_contiguous) {
-      detail::launch_register_blocked<Policy, true, false>(s, config, vector, p, k_per_split, out, ldo, slice_stride,
-                                                           alpha, beta, out_vector);
-    } else if (p.b_n_contiguous) {
-      detail::launch_register_blocked<Policy, false, true>(s, config, vector, p, k_per_split, out, ldo, slice_stride,
-                                                           alpha, beta, out_vector);
-    } else {
-      detail::launch_register_blocked<Policy, false, false>(s, config, vector, p, k_per_split, out, ldo,
-                                                            slice_stride, alpha, beta, out_vector);
-    }
-  };
+  const kernel_type kernel = kernels[p.a_k_contiguous][p.b_n_contiguous][vector];
 
   if (splits == 1) {
-    run(p.c, p.ldc, 0, p.alpha, p.beta, is_aligned(p.c, 16) && p.ldc % 4 == 0);
+    launch(s, config, kernel, p, k_per_split, p.c, p.ldc, std::int64_t{0}, p.alpha, p.beta,
+           is_aligned(p.c, 16) && p.ldc % 4 == 0);
     return;
   }
   const std::size_t needed = register_blocked_workspace_elements(p, splits);
@@ -500,7 +480,8 @@ void gemm_register_blocked(const gemm_problem<float, float>& p, const register_b
   FOUNDRY_EXPECTS(workspace.size() >= needed, "split-K workspace of " + std::to_string(workspace.size()) +
                                                   " floats is smaller than the " + std::to_string(needed) +
                                                   " needed");
-  run(workspace.data(), p.n, p.m * p.n, 1.0f, 0.0f, is_aligned(workspace.data(), 16) && p.n % 4 == 0);
+  launch(s, config, kernel, p, k_per_split, workspace.data(), p.n, p.m * p.n, 1.0f, 0.0f,
+         is_aligned(workspace.data(), 16) && p.n % 4 == 0);
   launch(s, make_launch_config_1d(static_cast<std::uint64_t>(p.m * p.n), 256, resident_grid_blocks(8)),
          split_k_reduce_kernel<float>, workspace.data(), splits, p.m, p.n, p.c, p.ldc, p.alpha, p.beta);
   // `owned` is freed here, stream-ordered after the reduce on `s`.
