@@ -72,6 +72,9 @@ struct saxpy_data {
   foundry::device_buffer<float> z;
 };
 
+// `Policy` is transform's for the foundry variant: the default for the main rows, a
+// candidate for the policy rows below.
+template <class Policy = foundry::transform_policy>
 void bm_saxpy(benchmark::State& state, variant v, cache_mode mode) {
   const auto n = static_cast<std::size_t>(state.range(0));
   saxpy_data d(n);
@@ -81,7 +84,7 @@ void bm_saxpy(benchmark::State& state, variant v, cache_mode mode) {
   const saxpy_op op = d.op;
   auto enqueue = [&](cuda::stream_ref s) {
     switch (v) {
-      case variant::foundry: foundry::transform(x, y, z, op, s); break;
+      case variant::foundry: foundry::transform<Policy>(x, y, z, op, s); break;
       case variant::thrust:
         thrust::transform(thrust::cuda::par_nosync.on(s.get()), x.data(), x.data() + n, y.data(), z.data(), op);
         break;
@@ -94,6 +97,7 @@ void bm_saxpy(benchmark::State& state, variant v, cache_mode mode) {
   bench::measure(state, d.s, {2 * bytes, bytes, 2.0 * static_cast<double>(n)}, enqueue, {mode});
 }
 
+template <class Policy = foundry::device_copy_policy>
 void bm_copy_foundry(benchmark::State& state, cache_mode mode) {
   const auto bytes = static_cast<std::size_t>(state.range(0));
   foundry::stream s;
@@ -101,7 +105,7 @@ void bm_copy_foundry(benchmark::State& state, cache_mode mode) {
   foundry::device_buffer<float> out(bytes / sizeof(float), s);
   bench::fill_uniform(in.span(), -1.0, 1.0, bench::default_seed, s);
   foundry::fill(out.span(), std::numeric_limits<float>::quiet_NaN(), s);
-  auto enqueue = [&](cuda::stream_ref st) { foundry::device_copy(out.span(), in.span(), st); };
+  auto enqueue = [&](cuda::stream_ref st) { foundry::device_copy<Policy>(out.span(), in.span(), st); };
   enqueue(s);
   if (!bench::expect(state, bench::bitwise_equal(out.span(), in.span(), s), "device_copy's output differs")) return;
   bench::measure(state, s, {double(bytes), double(bytes), 0.0}, enqueue, {mode});
@@ -117,17 +121,7 @@ struct saxpy_candidate : foundry::transform_policy {
 
 template <class Policy>
 void bm_saxpy_policy(benchmark::State& state) {
-  const auto n = static_cast<std::size_t>(state.range(0));
-  saxpy_data d(n);
-  const auto x = d.x.span();
-  const auto y = d.y.span();
-  const auto z = d.z.span();
-  const saxpy_op op = d.op;
-  auto enqueue = [&](cuda::stream_ref s) { foundry::transform<Policy>(x, y, z, op, s); };
-  enqueue(d.s);
-  if (!bench::expect(state, d.correct(), "z differs from fma(a, x, y)")) return;
-  const double bytes = static_cast<double>(n) * sizeof(float);
-  bench::measure(state, d.s, {2 * bytes, bytes, 2.0 * static_cast<double>(n)}, enqueue);
+  bm_saxpy<Policy>(state, variant::foundry, cache_mode::hot);
 }
 
 template <int BlockThreads, int PerThread>
@@ -138,16 +132,7 @@ struct copy_candidate {
 
 template <class Policy>
 void bm_copy_policy(benchmark::State& state) {
-  const auto bytes = static_cast<std::size_t>(state.range(0));
-  foundry::stream s;
-  foundry::device_buffer<float> in(bytes / sizeof(float), s);
-  foundry::device_buffer<float> out(bytes / sizeof(float), s);
-  bench::fill_uniform(in.span(), -1.0, 1.0, bench::default_seed, s);
-  foundry::fill(out.span(), std::numeric_limits<float>::quiet_NaN(), s);
-  auto enqueue = [&](cuda::stream_ref st) { foundry::device_copy<Policy>(out.span(), in.span(), st); };
-  enqueue(s);
-  if (!bench::expect(state, bench::bitwise_equal(out.span(), in.span(), s), "device_copy's output differs")) return;
-  bench::measure(state, s, {double(bytes), double(bytes), 0.0}, enqueue);
+  bm_copy_foundry<Policy>(state, cache_mode::hot);
 }
 
 void saxpy_sizes(benchmark::internal::Benchmark* b) {

@@ -361,47 +361,45 @@ const std::vector<shape>& non_square_shapes() {
 // ---------------------------------------------------------------------------------------------
 // Host-only: the index arithmetic, checked against the PTX ISA.
 
+namespace {
+
+// check_a_fragments / check_b_fragments on the operand tile the kernels use for an
+// Extent × BlockK operand stored K-contiguous or not (the tile type follows from the three).
+template <bool KContiguous, int Extent, int BlockK>
+void check_a_tile() {
+  check_a_fragments<gkd::operand_tile<KContiguous, Extent, BlockK>, KContiguous, Extent, BlockK>();
+}
+
+template <bool KContiguous, int Extent, int BlockK>
+void check_b_tile() {
+  check_b_fragments<gkd::operand_tile<KContiguous, Extent, BlockK>, KContiguous, Extent, BlockK>();
+}
+
+}  // namespace
+
 TEST_CASE("ldmatrix row addresses give every lane its mma.m16n8k16 A fragment", "[gemm][tensor_core]") {
   using policy = gk::tensor_core_policy;
   using fallback = gk::tensor_core_fallback_policy;
-  SECTION("K-contiguous A (ldmatrix)") {
-    check_a_fragments<gkd::operand_tile<true, policy::block_m, policy::block_k>, true, policy::block_m,
-                      policy::block_k>();
-  }
-  SECTION("M-contiguous A (ldmatrix.trans)") {
-    check_a_fragments<gkd::operand_tile<false, policy::block_m, policy::block_k>, false, policy::block_m,
-                      policy::block_k>();
-  }
-  SECTION("fallback tile") {
-    check_a_fragments<gkd::operand_tile<true, fallback::block_m, fallback::block_k>, true, fallback::block_m,
-                      fallback::block_k>();
-  }
+  SECTION("K-contiguous A (ldmatrix)") { check_a_tile<true, policy::block_m, policy::block_k>(); }
+  SECTION("M-contiguous A (ldmatrix.trans)") { check_a_tile<false, policy::block_m, policy::block_k>(); }
+  SECTION("fallback tile") { check_a_tile<true, fallback::block_m, fallback::block_k>(); }
 }
 
 TEST_CASE("ldmatrix row addresses give every lane its mma.m16n8k16 B fragments", "[gemm][tensor_core]") {
   using policy = gk::tensor_core_policy;
   using fallback = gk::tensor_core_fallback_policy;
-  SECTION("N-contiguous B (ldmatrix.trans)") {
-    check_b_fragments<gkd::operand_tile<false, policy::block_n, policy::block_k>, false, policy::block_n,
-                      policy::block_k>();
-  }
-  SECTION("K-contiguous B (ldmatrix)") {
-    check_b_fragments<gkd::operand_tile<true, policy::block_n, policy::block_k>, true, policy::block_n,
-                      policy::block_k>();
-  }
-  SECTION("fallback tile") {
-    check_b_fragments<gkd::operand_tile<true, fallback::block_n, fallback::block_k>, true, fallback::block_n,
-                      fallback::block_k>();
-  }
+  SECTION("N-contiguous B (ldmatrix.trans)") { check_b_tile<false, policy::block_n, policy::block_k>(); }
+  SECTION("K-contiguous B (ldmatrix)") { check_b_tile<true, policy::block_n, policy::block_k>(); }
+  SECTION("fallback tile") { check_b_tile<true, fallback::block_n, fallback::block_k>(); }
 }
 
 TEST_CASE("other tile widths keep ldmatrix conflict-free and correct", "[gemm][tensor_core]") {
   // Rows of 2, 8 and 16 chunks (block_k 16 or 64, narrower M/N tiles) for policies one may try.
-  check_a_fragments<gkd::operand_tile<true, 64, 16>, true, 64, 16>();
-  check_a_fragments<gkd::operand_tile<true, 64, 64>, true, 64, 64>();
-  check_a_fragments<gkd::operand_tile<false, 64, 64>, false, 64, 64>();
-  check_b_fragments<gkd::operand_tile<true, 128, 64>, true, 128, 64>();
-  check_b_fragments<gkd::operand_tile<false, 128, 16>, false, 128, 16>();
+  check_a_tile<true, 64, 16>();
+  check_a_tile<true, 64, 64>();
+  check_a_tile<false, 64, 64>();
+  check_b_tile<true, 128, 64>();
+  check_b_tile<false, 128, 16>();
 }
 
 TEST_CASE("cp.async tile copies are free of shared-memory bank conflicts", "[gemm][tensor_core]") {

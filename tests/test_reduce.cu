@@ -23,44 +23,14 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
+using namespace foundry::test;
+
 namespace {
-
-using foundry::test::odd_sizes;
-using foundry::test::poisoned_device_buffer;
-using foundry::test::random_vector;
-using foundry::test::to_device;
-using foundry::test::to_host;
-
-double as_double(float x) { return x; }
-double as_double(__half x) { return __half2float(x); }
-double as_double(__nv_bfloat16 x) { return __bfloat162float(x); }
-
-struct sum_reference {
-  double sum = 0;
-  double sum_abs = 0;
-};
-
-template <class T>
-sum_reference reference_sum(const std::vector<T>& x) {
-  sum_reference r;
-  for (const T& v : x) {
-    r.sum += as_double(v);
-    r.sum_abs += std::fabs(as_double(v));
-  }
-  return r;
-}
-
-using foundry::test::float_sum_tolerance;
-
-template <class T>
-std::vector<T> to_half_type(const std::vector<float>& f) {
-  std::vector<T> h(f.size());
-  for (std::size_t i = 0; i < f.size(); ++i) h[i] = foundry::test::from_float<T>(f[i]);
-  return h;
-}
 
 std::uint32_t bits_of(float x) {
   std::uint32_t b = 0;
@@ -72,6 +42,27 @@ std::uint32_t bits_of(float x) {
 template <class T>
 T result_of(const foundry::device_buffer<T>& d, cuda::stream_ref s) {
   return to_host(d, s)[0];
+}
+
+/// reduce_sum of `x` (on the device as `d_x`) into a float is within the worst-case
+/// error of a float sum of `x.size()` terms from the double reference.
+template <class T>
+void check_sum_within_bound(const std::vector<T>& x, const foundry::device_buffer<T>& d_x, cuda::stream_ref s) {
+  auto d_sum = poisoned_device_buffer<float>(1, s);
+  foundry::reduce_sum(d_x.span(), d_sum.span(), s);
+  const auto ref = reference_sum(x);
+  CHECK(std::fabs(result_of(d_sum, s) - ref.sum) <= float_sum_tolerance(x.size(), ref.sum_abs));
+}
+
+/// reduce_sum of `x` into one `Out` equals the exact sum of `x`, accumulated in
+/// 64 bits on the host. The caller picks values whose sum fits in `Out`.
+template <class Out, class In>
+void check_exact_sum(const std::vector<In>& x, cuda::stream_ref s) {
+  using wide = std::conditional_t<std::is_signed_v<Out>, std::int64_t, std::uint64_t>;
+  const auto d_x = to_device(x, s);
+  auto d_out = poisoned_device_buffer<Out>(1, s);
+  foundry::reduce_sum(d_x.span(), d_out.span(), s);
+  CHECK(result_of(d_out, s) == std::accumulate(x.begin(), x.end(), wide{0}));
 }
 
 struct max_abs {
@@ -96,12 +87,7 @@ TEST_CASE("reduce_sum of floats is within the summation error bound at odd sizes
   for (const std::size_t n : odd_sizes()) {
     CAPTURE(n);
     const auto x = random_vector<float>(n, -1.0f, 1.0f, 11);
-    const auto d_x = to_device(x, s);
-    auto d_out = poisoned_device_buffer<float>(1, s);
-    foundry::reduce_sum(d_x.span(), d_out.span(), s);
-    const auto ref = reference_sum(x);
-    const double got = result_of(d_out, s);
-    CHECK(std::fabs(got - ref.sum) <= float_sum_tolerance(n, ref.sum_abs));
+    check_sum_within_bound(x, to_device(x, s), s);
   }
 }
 
@@ -110,13 +96,7 @@ TEST_CASE("reduce_sum of integers is exact at odd sizes", "[gpu]") {
   for (const std::size_t n : odd_sizes()) {
     CAPTURE(n);
     // |sum| <= 1000 * (2^20 + 7) < 2^31: no overflow in int32.
-    const auto x = random_vector<std::int32_t>(n, -1000, 1000, 12);
-    const auto d_x = to_device(x, s);
-    auto d_out = poisoned_device_buffer<std::int32_t>(1, s);
-    foundry::reduce_sum(d_x.span(), d_out.span(), s);
-    std::int64_t expected = 0;
-    for (auto v : x) expected += v;
-    CHECK(result_of(d_out, s) == expected);
+    check_exact_sum<std::int32_t>(random_vector<std::int32_t>(n, -1000, 1000, 12), s);
   }
 }
 
@@ -124,13 +104,7 @@ TEST_CASE("reduce_sum of bytes accumulates in uint64 at odd sizes", "[gpu]") {
   foundry::stream s;
   for (const std::size_t n : odd_sizes()) {
     CAPTURE(n);
-    const auto x = random_vector<std::uint8_t>(n, 0, 255, 13);
-    const auto d_x = to_device(x, s);
-    auto d_out = poisoned_device_buffer<std::uint64_t>(1, s);
-    foundry::reduce_sum(d_x.span(), d_out.span(), s);
-    std::uint64_t expected = 0;
-    for (auto v : x) expected += v;
-    CHECK(result_of(d_out, s) == expected);
+    check_exact_sum<std::uint64_t>(random_vector<std::uint8_t>(n, 0, 255, 13), s);
   }
 }
 
@@ -170,14 +144,11 @@ TEST_CASE("reduce of half inputs accumulates in float", "[gpu]") {
   foundry::stream s;
   for (const std::size_t n : odd_sizes()) {
     CAPTURE(n);
-    const auto h = to_half_type<__half>(random_vector<float>(n, 0.0f, 1.0f, 16));
+    const auto h = from_floats<__half>(random_vector<float>(n, 0.0f, 1.0f, 16));
     const auto d_h = to_device(h, s);
-    auto d_sum = poisoned_device_buffer<float>(1, s);
+    check_sum_within_bound(h, d_h, s);
     auto d_max = poisoned_device_buffer<float>(1, s);
-    foundry::reduce_sum(d_h.span(), d_sum.span(), s);
     foundry::reduce_max(d_h.span(), d_max.span(), s);
-    const auto ref = reference_sum(h);
-    CHECK(std::fabs(result_of(d_sum, s) - ref.sum) <= float_sum_tolerance(n, ref.sum_abs));
     double expected_max = -std::numeric_limits<double>::infinity();
     for (const auto& v : h) expected_max = std::max(expected_max, as_double(v));
     CHECK(result_of(d_max, s) == expected_max);
@@ -188,14 +159,11 @@ TEST_CASE("reduce of bfloat16 inputs accumulates in float", "[gpu]") {
   foundry::stream s;
   for (const std::size_t n : odd_sizes()) {
     CAPTURE(n);
-    const auto b = to_half_type<__nv_bfloat16>(random_vector<float>(n, -1.0f, 1.0f, 17));
+    const auto b = from_floats<__nv_bfloat16>(random_vector<float>(n, -1.0f, 1.0f, 17));
     const auto d_b = to_device(b, s);
-    auto d_sum = poisoned_device_buffer<float>(1, s);
+    check_sum_within_bound(b, d_b, s);
     auto d_min = poisoned_device_buffer<float>(1, s);
-    foundry::reduce_sum(d_b.span(), d_sum.span(), s);
     foundry::reduce_min(d_b.span(), d_min.span(), s);
-    const auto ref = reference_sum(b);
-    CHECK(std::fabs(result_of(d_sum, s) - ref.sum) <= float_sum_tolerance(n, ref.sum_abs));
     double expected_min = std::numeric_limits<double>::infinity();
     for (const auto& v : b) expected_min = std::min(expected_min, as_double(v));
     CHECK(result_of(d_min, s) == expected_min);
@@ -226,23 +194,13 @@ TEST_CASE("reduce takes user functors: a named struct and a device lambda", "[gp
   }
 }
 
-namespace {
-struct vec3 {  // 12 bytes: scalar loads, shuffles of three words
-  float x, y, z;
-};
-}  // namespace
-
 TEST_CASE("reduce sums a 12-byte struct component-wise", "[gpu]") {
   // Integer values in [-8, 8]: every partial sum is an integer below 2^24 in
   // magnitude (8 * (2^20 + 7) < 2^24), so float sums are exact in any order.
   foundry::stream s;
   for (const std::size_t n : odd_sizes()) {
     CAPTURE(n);
-    const auto ints = random_vector<int>(3 * n, -8, 8, 26);
-    std::vector<vec3> v(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      v[i] = {float(ints[3 * i]), float(ints[3 * i + 1]), float(ints[3 * i + 2])};
-    }
+    const auto v = to_vec3s(random_vector<int>(3 * n, -8, 8, 26));
     const auto d_v = to_device(v, s);
     foundry::device_buffer<vec3> d_out(1, s, vec3{-1.0f, -1.0f, -1.0f});
     foundry::reduce(d_v.span(), d_out.span(), vec3{0.0f, 0.0f, 0.0f},
@@ -271,9 +229,7 @@ TEST_CASE("reduce is correct when the input is offset by 1, 2 or 3 elements", "[
       CAPTURE(offset, m);
       auto d_out = poisoned_device_buffer<std::int64_t>(1, s);
       foundry::reduce_sum(d_x.span().subspan(offset, m), d_out.span(), s);
-      std::int64_t expected = 0;
-      for (std::size_t i = offset; i < offset + m; ++i) expected += x[i];
-      CHECK(result_of(d_out, s) == expected);
+      CHECK(result_of(d_out, s) == std::accumulate(x.begin() + offset, x.begin() + offset + m, std::int64_t{0}));
     }
   }
 }
@@ -311,9 +267,7 @@ TEST_CASE("reduce with caller-provided scratch needs none for a small input", "[
   const auto d_x = to_device(x, s);
   auto d_out = poisoned_device_buffer<std::int32_t>(1, s);
   foundry::reduce(d_x.span(), d_out.span(), 0, cuda::std::plus<std::int32_t>{}, cuda::std::span<std::byte>{}, s);
-  std::int32_t expected = 0;
-  for (auto v : x) expected += v;
-  CHECK(result_of(d_out, s) == expected);
+  CHECK(result_of(d_out, s) == std::accumulate(x.begin(), x.end(), std::int32_t{0}));
 }
 
 TEST_CASE("NaN propagates through sum, min and max wherever it sits", "[gpu]") {
@@ -397,16 +351,16 @@ TEST_CASE("reduce rejects scratch that is too small", "[gpu]") {
 // ---- argument checks that throw before any CUDA call: they run without a GPU ----
 
 TEST_CASE("reduce rejects a null input with elements and an output too small") {
-  const cuda::stream_ref unused{cudaStreamPerThread};
-  auto* fake = reinterpret_cast<float*>(std::uintptr_t{1} << 20);  // never dereferenced
   cuda::std::span<float> null_input(static_cast<float*>(nullptr), 10);
-  cuda::std::span<float> input(fake, 10);
-  cuda::std::span<float> output(fake, 1);
-  cuda::std::span<float> no_output(fake, 0);
-  REQUIRE_THROWS_AS(foundry::reduce_sum(null_input, output, unused), std::invalid_argument);
-  REQUIRE_THROWS_AS(foundry::reduce_sum(input, no_output, unused), std::invalid_argument);
-  REQUIRE_THROWS_AS(foundry::reduce_min(input, cuda::std::span<float>(static_cast<float*>(nullptr), 1), unused),
-                    std::invalid_argument);
-  REQUIRE_THROWS_AS(foundry::reduce(null_input, output, 0.0f, max_abs{}, cuda::std::span<std::byte>{}, unused),
-                    std::invalid_argument);
+  cuda::std::span<float> input(fake_pointer<float>(), 10);
+  cuda::std::span<float> output(fake_pointer<float>(), 1);
+  cuda::std::span<float> no_output(fake_pointer<float>(), 0);
+  REQUIRE_THROWS_AS(foundry::reduce_sum(null_input, output, unused_stream()), std::invalid_argument);
+  REQUIRE_THROWS_AS(foundry::reduce_sum(input, no_output, unused_stream()), std::invalid_argument);
+  REQUIRE_THROWS_AS(
+      foundry::reduce_min(input, cuda::std::span<float>(static_cast<float*>(nullptr), 1), unused_stream()),
+      std::invalid_argument);
+  REQUIRE_THROWS_AS(
+      foundry::reduce(null_input, output, 0.0f, max_abs{}, cuda::std::span<std::byte>{}, unused_stream()),
+      std::invalid_argument);
 }

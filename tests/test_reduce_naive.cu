@@ -12,18 +12,13 @@
 
 #include <cmath>
 #include <cstdint>
+#include <numeric>
 #include <stdexcept>
 #include <vector>
 
+using namespace foundry::test;
+
 namespace {
-
-using foundry::test::odd_sizes;
-using foundry::test::poisoned_device_buffer;
-using foundry::test::random_vector;
-using foundry::test::to_device;
-using foundry::test::to_host;
-
-using foundry::test::float_sum_tolerance;
 
 enum class rung { atomic, interleaved, sequential, warp_shuffle };
 
@@ -46,17 +41,12 @@ TEST_CASE("every naive rung sums floats within the summation error bound", "[gpu
   for (const std::size_t n : odd_sizes()) {
     const auto x = random_vector<float>(n, -1.0f, 1.0f, 31);
     const auto d_x = to_device(x, s);
-    double sum = 0;
-    double sum_abs = 0;
-    for (float v : x) {
-      sum += v;
-      sum_abs += std::fabs(v);
-    }
+    const auto ref = reference_sum(x);
     for (const rung r : all_rungs) {
       CAPTURE(n, static_cast<int>(r));
       auto d_out = poisoned_device_buffer<float>(1, s);
       run_rung(r, d_x, d_out, s);
-      CHECK(std::fabs(to_host(d_out, s)[0] - sum) <= float_sum_tolerance(n, sum_abs));
+      CHECK(std::fabs(to_host(d_out, s)[0] - ref.sum) <= float_sum_tolerance(n, ref.sum_abs));
     }
   }
 }
@@ -66,8 +56,7 @@ TEST_CASE("every naive rung sums integers exactly", "[gpu]") {
   for (const std::size_t n : odd_sizes()) {
     const auto x = random_vector<std::int32_t>(n, -1000, 1000, 32);
     const auto d_x = to_device(x, s);
-    std::int64_t expected = 0;
-    for (auto v : x) expected += v;
+    const auto expected = std::accumulate(x.begin(), x.end(), std::int64_t{0});
     for (const rung r : all_rungs) {
       CAPTURE(n, static_cast<int>(r));
       auto d_out = poisoned_device_buffer<std::int32_t>(1, s);
@@ -78,14 +67,14 @@ TEST_CASE("every naive rung sums integers exactly", "[gpu]") {
 }
 
 TEST_CASE("naive reductions reject a null input with elements and an empty output") {
-  const cuda::stream_ref unused{cudaStreamPerThread};
-  auto* fake = reinterpret_cast<float*>(std::uintptr_t{1} << 20);  // never dereferenced
   cuda::std::span<float> null_input(static_cast<float*>(nullptr), 10);
-  cuda::std::span<float> input(fake, 10);
-  cuda::std::span<float> output(fake, 1);
-  cuda::std::span<float> no_output(fake, 0);
-  REQUIRE_THROWS_AS(foundry::naive::reduce_sum_atomic(null_input, output, unused), std::invalid_argument);
-  REQUIRE_THROWS_AS(foundry::naive::reduce_sum_interleaved(null_input, output, unused), std::invalid_argument);
-  REQUIRE_THROWS_AS(foundry::naive::reduce_sum_sequential(input, no_output, unused), std::invalid_argument);
-  REQUIRE_THROWS_AS(foundry::naive::reduce_sum_warp_shuffle(input, no_output, unused), std::invalid_argument);
+  cuda::std::span<float> input(fake_pointer<float>(), 10);
+  cuda::std::span<float> output(fake_pointer<float>(), 1);
+  cuda::std::span<float> no_output(fake_pointer<float>(), 0);
+  REQUIRE_THROWS_AS(foundry::naive::reduce_sum_atomic(null_input, output, unused_stream()), std::invalid_argument);
+  REQUIRE_THROWS_AS(foundry::naive::reduce_sum_interleaved(null_input, output, unused_stream()),
+                    std::invalid_argument);
+  REQUIRE_THROWS_AS(foundry::naive::reduce_sum_sequential(input, no_output, unused_stream()), std::invalid_argument);
+  REQUIRE_THROWS_AS(foundry::naive::reduce_sum_warp_shuffle(input, no_output, unused_stream()),
+                    std::invalid_argument);
 }

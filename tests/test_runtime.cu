@@ -11,12 +11,6 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-__global__ void spin_kernel(long long cycles) {
-  const long long start = clock64();
-  while (clock64() - start < cycles) {
-  }
-}
-
 // Writes a position-dependent byte everywhere, so a missed or doubled index shows.
 __global__ void write_pattern(std::uint8_t* out, std::uint64_t n) {
   for (auto i : foundry::grid_stride_range(n)) out[i] = static_cast<std::uint8_t>((i * 7 + 3) & 0xFF);
@@ -101,7 +95,7 @@ TEST_CASE("an event times a kernel of known minimum length", "[gpu]") {
   const long long cycles = 2LL * p.sm_clock_khz;
   foundry::gpu_timer timer(s);
   timer.start();
-  foundry::launch(s, foundry::make_launch_config_1d(32, 32), spin_kernel, cycles);
+  foundry::test::enqueue_spin_cycles(s, cycles);
   timer.stop();
   const float ms = timer.elapsed_ms();
   CHECK(ms >= 1.9f);
@@ -109,7 +103,7 @@ TEST_CASE("an event times a kernel of known minimum length", "[gpu]") {
 
   foundry::event start, stop;
   start.record(s);
-  foundry::launch(s, foundry::make_launch_config_1d(32, 32), spin_kernel, cycles);
+  foundry::test::enqueue_spin_cycles(s, cycles);
   stop.record(s);
   CHECK(foundry::elapsed_ms(start, stop) >= 1.9f);
   CHECK(stop.ready());

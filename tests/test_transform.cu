@@ -18,13 +18,9 @@
 #include <stdexcept>
 #include <vector>
 
-namespace {
+using namespace foundry::test;
 
-using foundry::test::odd_sizes;
-using foundry::test::poisoned_device_buffer;
-using foundry::test::random_vector;
-using foundry::test::to_device;
-using foundry::test::to_host;
+namespace {
 
 // A named functor: nothing beyond nvcc's defaults needed.
 struct fma3 {
@@ -69,9 +65,7 @@ TEST_CASE("transform applies a unary device lambda at odd sizes", "[gpu]") {
     const auto d_x = to_device(x, s);
     auto d_out = poisoned_device_buffer<float>(n, s);
     foundry::transform(d_x.span(), d_out.span(), [] __device__(float v) { return v * 3.0f; }, s);
-    std::vector<float> expected(n);
-    for (std::size_t i = 0; i < n; ++i) expected[i] = x[i] * 3.0f;
-    CHECK(to_host(d_out, s) == expected);
+    CHECK(to_host(d_out, s) == host_tabulate(n, [&](std::size_t i) { return x[i] * 3.0f; }));
   }
 }
 
@@ -86,9 +80,7 @@ TEST_CASE("transform computes saxpy in place with a capturing lambda", "[gpu]") 
     auto d_y = to_device(y, s);
     foundry::transform(d_x.span(), d_y.span(), d_y.span(),
                        [a] __device__(float xi, float yi) { return __fmaf_rn(a, xi, yi); }, s);
-    std::vector<float> expected(n);
-    for (std::size_t i = 0; i < n; ++i) expected[i] = std::fma(a, x[i], y[i]);
-    CHECK(to_host(d_y, s) == expected);
+    CHECK(to_host(d_y, s) == host_tabulate(n, [&](std::size_t i) { return std::fma(a, x[i], y[i]); }));
   }
 }
 
@@ -104,9 +96,7 @@ TEST_CASE("transform takes any number of inputs as a tuple of spans", "[gpu]") {
     const auto d_c = to_device(c, s);
     auto d_out = poisoned_device_buffer<float>(n, s);
     foundry::transform(cuda::std::make_tuple(d_a.span(), d_b.span(), d_c.span()), d_out.span(), fma3{}, s);
-    std::vector<float> expected(n);
-    for (std::size_t i = 0; i < n; ++i) expected[i] = std::fma(a[i], b[i], c[i]);
-    CHECK(to_host(d_out, s) == expected);
+    CHECK(to_host(d_out, s) == host_tabulate(n, [&](std::size_t i) { return std::fma(a[i], b[i], c[i]); }));
   }
 }
 
@@ -140,37 +130,23 @@ TEST_CASE("transform converts between element types (half in, float out)", "[gpu
   foundry::stream s;
   for (const std::size_t n : odd_sizes()) {
     CAPTURE(n);
-    const auto f = random_vector<float>(n, -4.0f, 4.0f, 6);
-    std::vector<__half> h(n);
-    for (std::size_t i = 0; i < n; ++i) h[i] = foundry::test::from_float<__half>(f[i]);
+    const auto h = from_floats<__half>(random_vector<float>(n, -4.0f, 4.0f, 6));
     const auto d_h = to_device(h, s);
     auto d_out = poisoned_device_buffer<float>(n, s);
     foundry::transform(d_h.span(), d_out.span(), [] __device__(__half v) { return __half2float(v) * 2.0f; }, s);
-    std::vector<float> expected(n);
-    for (std::size_t i = 0; i < n; ++i) expected[i] = __half2float(h[i]) * 2.0f;
-    CHECK(to_host(d_out, s) == expected);
+    CHECK(to_host(d_out, s) == host_tabulate(n, [&](std::size_t i) { return __half2float(h[i]) * 2.0f; }));
   }
 }
-
-namespace {
-struct vec3 {  // 12 bytes: no vector width fits, so the scalar path runs
-  float x, y, z;
-};
-}  // namespace
 
 TEST_CASE("transform handles an element type whose size is not a power of two", "[gpu]") {
   foundry::stream s;
   for (const std::size_t n : odd_sizes()) {
     CAPTURE(n);
-    const auto f = random_vector<float>(3 * n, -1.0f, 1.0f, 25);
-    std::vector<vec3> v(n);
-    for (std::size_t i = 0; i < n; ++i) v[i] = {f[3 * i], f[3 * i + 1], f[3 * i + 2]};
+    const auto v = to_vec3s(random_vector<float>(3 * n, -1.0f, 1.0f, 25));
     const auto d_v = to_device(v, s);
     auto d_out = poisoned_device_buffer<float>(n, s);
     foundry::transform(d_v.span(), d_out.span(), [] __device__(vec3 a) { return (a.x + a.y) + a.z; }, s);
-    std::vector<float> expected(n);
-    for (std::size_t i = 0; i < n; ++i) expected[i] = (v[i].x + v[i].y) + v[i].z;
-    CHECK(to_host(d_out, s) == expected);
+    CHECK(to_host(d_out, s) == host_tabulate(n, [&](std::size_t i) { return (v[i].x + v[i].y) + v[i].z; }));
   }
 }
 
@@ -187,14 +163,8 @@ TEST_CASE("naive::transform matches foundry::transform", "[gpu]") {
     foundry::naive::transform(d_x.span(), d_y.span(), d_naive.span(),
                               [] __device__(float a, float b) { return __fmaf_rn(2.0f, a, b); }, s);
     foundry::naive::transform(d_x.span(), d_unary.span(), [] __device__(float a) { return -a; }, s);
-    std::vector<float> expected(n);
-    std::vector<float> negated(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      expected[i] = std::fma(2.0f, x[i], y[i]);
-      negated[i] = -x[i];
-    }
-    CHECK(to_host(d_naive, s) == expected);
-    CHECK(to_host(d_unary, s) == negated);
+    CHECK(to_host(d_naive, s) == host_tabulate(n, [&](std::size_t i) { return std::fma(2.0f, x[i], y[i]); }));
+    CHECK(to_host(d_unary, s) == host_tabulate(n, [&](std::size_t i) { return -x[i]; }));
   }
 }
 
@@ -223,7 +193,7 @@ TEST_CASE("iota and tabulate write values computed from the index", "[gpu]") {
     const auto ints = to_host(d_int, s);
     const auto floats = to_host(d_float, s);
     const auto squares = to_host(d_square, s);
-    CHECK(ints[0] == foundry::test::poison_value<std::int32_t>());
+    CHECK(ints[0] == poison_value<std::int32_t>());
     for (std::size_t i = 0; i < n; ++i) {
       REQUIRE(ints[i + 1] == static_cast<std::int32_t>(i) - 7);
       REQUIRE(floats[i] == 0.5f + static_cast<float>(i));
@@ -249,7 +219,7 @@ TEST_CASE("device_copy copies every byte at odd sizes and offsets", "[gpu]") {
         if (i >= o[1] && i < o[1] + n) {
           REQUIRE(dst[i] == src[i - o[1] + o[0]]);
         } else {
-          REQUIRE(dst[i] == foundry::test::poison_value<std::uint8_t>());
+          REQUIRE(dst[i] == poison_value<std::uint8_t>());
         }
       }
     }
@@ -285,16 +255,6 @@ TEST_CASE("tabulate, transform and device_copy cover 2^31 + 5 one-byte elements"
 }
 
 // ---- argument checks: they throw before any CUDA call, so they run without a GPU ----
-
-namespace {
-// A stream handle that is never used: the calls below throw first.
-cuda::stream_ref unused_stream() { return cuda::stream_ref{cudaStreamPerThread}; }
-// A non-null device address that is never dereferenced.
-template <class T>
-T* fake_pointer() {
-  return reinterpret_cast<T*>(std::uintptr_t{1} << 20);
-}
-}  // namespace
 
 TEST_CASE("transform rejects an input whose size differs from the output's") {
   cuda::std::span<float> a(fake_pointer<float>(), 10);

@@ -1,7 +1,10 @@
 #pragma once
 // Shared helpers for foundry's Catch2 tests: seeded random inputs, poison
-// values for outputs, and host copies of device data.
+// values for outputs, host copies of device data, CPU references, and the
+// stand-ins that argument checks pass.
 
+#include <foundry/launch/launch.cuh>
+#include <foundry/launch/launch_config.cuh>
 #include <foundry/memory/device_buffer.cuh>
 #include <foundry/runtime/stream.cuh>
 
@@ -98,10 +101,87 @@ inline __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
 inline float to_float(__half x) { return __half2float(x); }
 inline float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
 
+/// Every element of `f` converted by `from_float<T>`.
+template <class T>
+std::vector<T> from_floats(const std::vector<float>& f) {
+  std::vector<T> v(f.size());
+  for (std::size_t i = 0; i < f.size(); ++i) v[i] = from_float<T>(f[i]);
+  return v;
+}
+
+/// The value of a float, half or bfloat16 element, exactly, as a double.
+inline double as_double(float x) { return x; }
+inline double as_double(__half x) { return to_float(x); }
+inline double as_double(__nv_bfloat16 x) { return to_float(x); }
+
+/// The reference for a floating-point sum, both parts computed in double: the sum
+/// itself and the sum of magnitudes that scales `float_sum_tolerance`.
+struct sum_reference {
+  double sum = 0;
+  double sum_abs = 0;
+};
+
+template <class T>
+sum_reference reference_sum(const std::vector<T>& x) {
+  sum_reference r;
+  for (const T& v : x) {
+    r.sum += as_double(v);
+    r.sum_abs += std::fabs(as_double(v));
+  }
+  return r;
+}
+
+/// The host twin of `foundry::tabulate`, for CPU references: `{f(0), f(1), ..., f(n-1)}`.
+template <class F>
+auto host_tabulate(std::size_t n, F f) {
+  std::vector<std::decay_t<decltype(f(std::size_t{0}))>> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = f(i);
+  return v;
+}
+
+/// A 12-byte element: no vector width divides it, so kernels take their scalar
+/// paths (element-wise loads, shuffles of three words).
+struct vec3 {
+  float x, y, z;
+};
+
+/// Groups the values of `v` by three, in order, into `v.size() / 3` vec3s.
+template <class T>
+std::vector<vec3> to_vec3s(const std::vector<T>& v) {
+  return host_tabulate(v.size() / 3, [&](std::size_t i) {
+    return vec3{static_cast<float>(v[3 * i]), static_cast<float>(v[3 * i + 1]), static_cast<float>(v[3 * i + 2])};
+  });
+}
+
 /// The odd sizes every algorithm is tested on.
 inline const std::vector<std::size_t>& odd_sizes() {
   static const std::vector<std::size_t> sizes{0, 1, 31, 32, 33, 1023, 1025, (1u << 20) + 7};
   return sizes;
+}
+
+/// A stream handle for argument checks that throw before anything is enqueued: never used.
+inline cuda::stream_ref unused_stream() { return cuda::stream_ref{cudaStreamPerThread}; }
+
+/// A non-null device address that is never dereferenced, for argument checks.
+template <class T>
+T* fake_pointer() {
+  return reinterpret_cast<T*>(std::uintptr_t{1} << 20);
+}
+
+/// Spins each of its threads for at least `cycles` SM clock cycles (clock64).
+/// A template only so that this header can define it in every test: nvcc ignores
+/// `inline` on a kernel.
+template <class = void>
+__global__ void spin_kernel(long long cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+}
+
+/// Enqueues on `s` one warp that lasts at least `cycles` SM clock cycles: a kernel
+/// of known minimum length.
+inline void enqueue_spin_cycles(cuda::stream_ref s, long long cycles) {
+  foundry::launch(s, foundry::make_launch_config_1d(32, 32), spin_kernel<>, cycles);
 }
 
 }  // namespace foundry::test
