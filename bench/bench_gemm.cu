@@ -13,6 +13,9 @@
 //     (128 x 128 tile, 4 warps of 64 x 64: two blocks per SM)
 //   gemm_bf16/foundry_tensor_core, gemm_bf16/foundry, gemm_bf16/cublas   rung 4 and
 //   cublasGemmEx (bf16 A and B, fp32 C, CUBLAS_COMPUTE_32F); the same for gemm_f16.
+//   gemm_bf16/foundry_wgmma, gemm_f16/foundry_wgmma   rung 5 (wgmma fed by TMA); only in
+//   builds with sm_90a code (FOUNDRY_HAS_SM90A, cmake/foundry_sm90a.cmake), where the
+//   gemm_bf16/foundry row (the dispatch) runs it too on the H200.
 //
 // flops = 2 M N K; bytes = A and B read once, C written once (beta = 0: C is not read), the
 // minimal traffic. Every row runs its GEMM once on random inputs (fixed seed) into a C
@@ -249,6 +252,9 @@ void add(const std::string& name, const shape& sh, enqueue_fn<In> run) {
 template <class In>
 void add_16bit(const std::string& algorithm, const shape& sh) {
   add<In>(algorithm + "/foundry_tensor_core", sh, with_rung<In>(gemm_rung::tensor_core));
+  if constexpr (foundry::gemm_kernels::gemm_wgmma_built) {
+    add<In>(algorithm + "/foundry_wgmma", sh, with_rung<In>(gemm_rung::wgmma));
+  }
   add<In>(algorithm + "/foundry", sh, with_dispatch<In>());
   add<In>(algorithm + "/cublas", sh, with_cublas<In>());
 }

@@ -1,9 +1,12 @@
-// The public foundry::gemm with 16-bit inputs: the dispatch reaches the tensor-core rung
-// (sm_80+) and gives the right result in every layout. The rung itself is tested in
+// The public foundry::gemm with 16-bit inputs: the dispatch reaches the fastest 16-bit rung of
+// the device (wgmma on compute capability 9.0 when this binary has sm_90a code, which
+// tests/CMakeLists.txt asks for; else the mma.sync tensor-core rung, sm_80+) and gives the right
+// result in every layout. The rungs themselves are tested in test_gemm_wgmma.cu and
 // test_gemm_tensor_core.cu; the fp32 rungs and the argument checks in test_gemm_fp32.cu.
 #include <catch2/catch.hpp>
 
 #include <foundry/gemm/gemm.cuh>
+#include <foundry/runtime/device.cuh>
 #include <foundry/runtime/stream.cuh>
 #include <support/test_support.cuh>
 
@@ -32,9 +35,26 @@ std::vector<T> random_matrix(std::int64_t elements, std::uint64_t seed_id) {
   return out;
 }
 
+// The rung the dispatch should pick for 16-bit inputs on this device.
+foundry::gemm_rung expected_16bit_rung() {
+  const int cc = foundry::get_device_properties().compute_capability();
+  return foundry::gemm_kernels::gemm_wgmma_available(cc) ? foundry::gemm_rung::wgmma
+                                                         : foundry::gemm_rung::tensor_core;
+}
+
+// 77 × 45 × 70: packed leading dimensions of 70, 45 or 77 elements are not multiples of 8, so
+// on Hopper the wgmma rung hands most layouts to its mma.sync fallback; 96 × 80 × 64 keeps every
+// leading dimension a multiple of 8 and runs the wgmma kernel in every layout.
+struct dims {
+  std::int64_t m, n, k;
+};
+constexpr dims ragged{77, 45, 70};
+constexpr dims aligned{96, 80, 64};
+
 template <class T>
-void check_dispatch(matrix_layout la, matrix_op oa, matrix_layout lb, matrix_op ob, matrix_layout lc) {
-  const std::int64_t m = 77, n = 45, k = 70;
+void check_dispatch(matrix_layout la, matrix_op oa, matrix_layout lb, matrix_op ob, matrix_layout lc,
+                    dims d = ragged) {
+  const std::int64_t m = d.m, n = d.n, k = d.k;
   foundry::stream s;
   const std::int64_t a_rows = oa == matrix_op::none ? m : k, a_cols = oa == matrix_op::none ? k : m;
   const std::int64_t b_rows = ob == matrix_op::none ? k : n, b_cols = ob == matrix_op::none ? n : k;
@@ -88,20 +108,27 @@ constexpr matrix_op ops[] = {matrix_op::none, matrix_op::transpose};
 
 }  // namespace
 
-TEST_CASE("gemm with bf16 inputs is dispatched to the tensor-core rung and is correct in every layout", "[gpu]") {
-  REQUIRE(foundry::best_gemm_rung<__nv_bfloat16, float>() == foundry::gemm_rung::tensor_core);
-  for (auto la : layouts)
-    for (auto oa : ops)
-      for (auto lb : layouts)
-        for (auto ob : ops)
-          for (auto lc : layouts) {
-            INFO("A " << int(la) << "/" << int(oa) << " B " << int(lb) << "/" << int(ob) << " C " << int(lc));
-            check_dispatch<__nv_bfloat16>(la, oa, lb, ob, lc);
-          }
+TEST_CASE("gemm with bf16 inputs is dispatched to the fastest 16-bit rung and is correct in every layout",
+          "[gpu]") {
+  REQUIRE(foundry::best_gemm_rung<__nv_bfloat16, float>() == expected_16bit_rung());
+  for (const dims d : {ragged, aligned})
+    for (auto la : layouts)
+      for (auto oa : ops)
+        for (auto lb : layouts)
+          for (auto ob : ops)
+            for (auto lc : layouts) {
+              INFO(d.m << "x" << d.n << "x" << d.k << " A " << int(la) << "/" << int(oa) << " B " << int(lb) << "/"
+                       << int(ob) << " C " << int(lc));
+              check_dispatch<__nv_bfloat16>(la, oa, lb, ob, lc, d);
+            }
 }
 
-TEST_CASE("gemm with fp16 inputs is dispatched to the tensor-core rung and is correct", "[gpu]") {
-  REQUIRE(foundry::best_gemm_rung<__half, float>() == foundry::gemm_rung::tensor_core);
+TEST_CASE("gemm with fp16 inputs is dispatched to the fastest 16-bit rung and is correct", "[gpu]") {
+  REQUIRE(foundry::best_gemm_rung<__half, float>() == expected_16bit_rung());
+  check_dispatch<__half>(matrix_layout::row_major, matrix_op::none, matrix_layout::row_major, matrix_op::none,
+                         matrix_layout::row_major, aligned);
+  check_dispatch<__half>(matrix_layout::col_major, matrix_op::transpose, matrix_layout::row_major,
+                         matrix_op::transpose, matrix_layout::col_major, aligned);
   check_dispatch<__half>(matrix_layout::row_major, matrix_op::none, matrix_layout::row_major, matrix_op::none,
                          matrix_layout::row_major);
   check_dispatch<__half>(matrix_layout::col_major, matrix_op::transpose, matrix_layout::row_major,

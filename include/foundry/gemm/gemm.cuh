@@ -16,15 +16,18 @@
 ///   2. `shared_tiled`     gemm_shared_tiled.cuh              fp32
 ///   3. `register_blocked` gemm_register_blocked.cuh          fp32, the fp32 default
 ///   4. `tensor_core`      gemm_tensor_core.cuh (mma.sync)    fp16/bf16 in, fp32 out, sm_80+
-/// A later Hopper rung (wgmma fed by TMA, built for sm_90a) adds an enum value,
-/// a line in `gemm_rung_supports`, one in `best_gemm_rung`'s preference list and
-/// one case in `detail::run_rung`; the public calls do not change.
+///   5. `wgmma`            gemm_wgmma.cuh (wgmma + TMA)       fp16/bf16 in, fp32 out, compute
+///                                                            capability 9.0 with sm_90a code built
+///                                                            (FOUNDRY_HAS_SM90A=1)
+/// A rung is an enum value, a line in `gemm_rung_supports`, one in
+/// `best_gemm_rung`'s preference list and one case in `detail::run_rung`.
 
 #include <foundry/core/error.cuh>
 #include <foundry/gemm/gemm_problem.cuh>
 #include <foundry/gemm/gemm_register_blocked.cuh>
 #include <foundry/gemm/gemm_shared_tiled.cuh>
 #include <foundry/gemm/gemm_tensor_core.cuh>
+#include <foundry/gemm/gemm_wgmma.cuh>
 #include <foundry/naive/gemm.cuh>
 #include <foundry/runtime/device.cuh>
 #include <foundry/util/nvtx.cuh>
@@ -46,6 +49,7 @@ enum class gemm_rung {
   shared_tiled,      ///< 32 × 32 shared-memory tiles, one element per thread
   register_blocked,  ///< 128 × 128 tiles, 8 × 8 per thread in registers, float4, double-buffered
   tensor_core,       ///< mma.sync m16n8k16, fp16/bf16 inputs, fp32 accumulation (sm_80+)
+  wgmma,             ///< wgmma m64n256k16 fed by TMA, fp16/bf16 inputs, fp32 accumulation (sm_90a)
 };
 
 /// The rung's name as benchmarks print it ("register_blocked", ...).
@@ -55,6 +59,7 @@ enum class gemm_rung {
     case gemm_rung::shared_tiled: return "shared_tiled";
     case gemm_rung::register_blocked: return "register_blocked";
     case gemm_rung::tensor_core: return "tensor_core";
+    case gemm_rung::wgmma: return "wgmma";
   }
   return "unknown";
 }
@@ -76,22 +81,23 @@ template <class In, class Out>
     case gemm_rung::shared_tiled: return fp32;
     case gemm_rung::register_blocked: return fp32;
     case gemm_rung::tensor_core: return half_in_float_out && compute_capability >= 80;  // bf16 mma needs sm_80
+    // sm_90a code runs on 9.0 only, and exists only when the program was built with it.
+    case gemm_rung::wgmma: return half_in_float_out && gemm_kernels::gemm_wgmma_available(compute_capability);
   }
   return false;
 }
 
 /// The fastest rung for `In × In → Out` on a device of compute capability
 /// `compute_capability`: the first supported rung in order of preference.
-/// fp32 → register_blocked; fp16/bf16 → tensor_core on sm_80+, else naive.
+/// fp32 → register_blocked; fp16/bf16 → wgmma on compute capability 9.0 when
+/// sm_90a code was built (`gemm_kernels::gemm_wgmma_built`, from
+/// FOUNDRY_HAS_SM90A), else tensor_core on sm_80+, else naive.
 /// The device decides, at run time: the host pass of nvcc cannot know which of
-/// the compiled architectures will run. A Hopper rung goes first in this list;
-/// its `gemm_rung_supports` line requires sm_90 and a constant from its own
-/// header saying that sm_90a code was built (for example from a CMake
-/// definition set when CMAKE_CUDA_ARCHITECTURES holds 90a).
+/// the compiled architectures will run.
 template <class In, class Out>
 [[nodiscard]] constexpr gemm_rung best_gemm_rung(int compute_capability) noexcept {
-  constexpr gemm_rung preference[] = {gemm_rung::tensor_core, gemm_rung::register_blocked, gemm_rung::shared_tiled,
-                                      gemm_rung::naive};
+  constexpr gemm_rung preference[] = {gemm_rung::wgmma, gemm_rung::tensor_core, gemm_rung::register_blocked,
+                                      gemm_rung::shared_tiled, gemm_rung::naive};
   for (const gemm_rung rung : preference) {
     if (gemm_rung_supports<In, Out>(rung, compute_capability)) return rung;
   }
@@ -205,6 +211,8 @@ void run_rung(gemm_rung rung, const gemm_problem<In, Out>& p, cuda::stream_ref s
     if (rung == gemm_rung::register_blocked) return gemm_kernels::gemm_register_blocked(p, s);
   } else {
     if (rung == gemm_rung::tensor_core) return gemm_kernels::gemm_tensor_core<In>(p, s);
+    // Falls back to tensor_core itself for problems TMA cannot describe (see gemm_wgmma.cuh).
+    if (rung == gemm_rung::wgmma) return gemm_kernels::gemm_wgmma<In>(p, s);
   }
   // Unreachable through gemm and gemm_with, which check gemm_rung_supports first.
   throw std::invalid_argument(std::string("gemm: rung ") + gemm_rung_name(rung) + " does not handle these types");
@@ -253,7 +261,9 @@ void gemm_with(gemm_rung rung, float alpha, matrix_view<TA> a, matrix_op op_a, m
 /// - `beta == 0`: C is not read (it may hold NaN). K = 0: C = beta * C.
 ///   M or N = 0: nothing is enqueued. C must not overlap A or B.
 /// - Pointers need no particular alignment: misaligned operands take a scalar
-///   path (slower) instead of the 16-byte vector loads.
+///   path (slower) instead of the 16-byte vector loads. On Hopper, 16-bit
+///   operands whose bases are not 16-byte aligned or whose leading dimensions
+///   are not multiples of 8 leave the wgmma rung for the mma.sync one.
 /// - Asynchronous: enqueued on `s`; returns without synchronising. The fp32
 ///   path may allocate split-K scratch, stream-ordered on `s`.
 /// - Throws `std::invalid_argument` for inconsistent shapes, a leading

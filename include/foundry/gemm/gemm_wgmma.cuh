@@ -1,0 +1,399 @@
+#pragma once
+/// \file
+/// Rung 5 of the GEMM ladder: Hopper tensor cores through `wgmma`, fed by TMA
+/// (sm_90a, compute capability 9.0 only).
+///
+///     C = alpha * A * B + beta * C     A, B: fp16 or bf16;  accumulation and C: fp32
+///
+/// Why a fifth rung: `mma.sync` (rung 4) reaches about half of Hopper's tensor-core
+/// peak; `wgmma` issues a 64 × 256 × 16 product for a whole warpgroup (4 warps)
+/// from shared memory, without ldmatrix, and TMA moves tiles global → shared with
+/// one thread and no registers.
+///
+/// How the kernel works, from global memory to C:
+/// 1. Each block computes a 128 × 256 tile of C with 3 warpgroups (384 threads).
+///    Warpgroup 0 is the producer: after `setmaxnreg` lowers it to 40 registers,
+///    one thread walks K 64 at a time and issues TMA copies of the A (128 × 64)
+///    and B (64 × 256) slices into a ring of 4 stages of 48 KiB.
+/// 2. Each stage has two mbarriers: `full` completes when the TMA bytes of the
+///    stage have landed (transaction count), `empty` when the 8 consumer warps
+///    have finished reading it. The producer waits on `empty` before refilling.
+/// 3. Warpgroups 1 and 2 are the consumers (`setmaxnreg` raises them to 232
+///    registers): each owns 64 rows × 256 columns of the tile, 128 fp32
+///    accumulators per thread, and issues 4 `wgmma.m64n256k16` per stage with
+///    operands read straight from the swizzled shared tiles through matrix
+///    descriptors. One group of wgmma stays in flight while the next stage is
+///    awaited; a stage is released once the group that read it has completed.
+/// 4. TMA writes each 128-byte row with the 128-byte swizzle (16-byte chunk c of
+///    row r at c ^ (r % 8)), the layout wgmma reads with swizzle mode 1: shared
+///    reads are free of bank conflicts on both sides. Boxes past the matrix are
+///    zero-filled by TMA, so any M, N, K works.
+/// 5. Either operand may be K-contiguous (K-major in shared memory) or
+///    M/N-contiguous (MN-major: wgmma's transpose bit), so all four layouts run
+///    here; row-major A and B (K-major A, N-major B) is what the benchmark runs.
+/// 6. Blocks go in groups of 8 tile rows (the order of rung 4), so that blocks
+///    running together share A and B panels in L2.
+/// 7. The epilogue applies alpha and beta in fp32 straight from the
+///    accumulators to global memory (rung 4's store_accumulators: the wgmma
+///    accumulator layout of a warp is that of 32 mma.m16n8 tiles side by side)
+///    and never reads C when beta == 0.
+///
+/// Building: wgmma and setmaxnreg exist only in sm_90a. The kernel body is
+/// compiled only where `__CUDA_ARCH_FEAT_SM90_ALL` is defined (an sm_90a device
+/// pass); elsewhere it traps. The host learns that sm_90a code was built from
+/// `FOUNDRY_HAS_SM90A=1` (foundry's CMake sets it with `foundry_enable_sm90a`,
+/// cmake/foundry_sm90a.cmake; with plain nvcc, compile with
+/// `-gencode arch=compute_90a,code=sm_90a -DFOUNDRY_HAS_SM90A=1`). Define it the
+/// same way in every translation unit of a program.
+///
+/// Problems TMA cannot describe fall back to rung 4 (`gemm_tensor_core`), inside
+/// `gemm_wgmma`: an operand base not 16-byte aligned, a leading dimension not a
+/// multiple of 8 elements (TMA strides are multiples of 16 bytes), an extent of
+/// 2^31 or more (TMA coordinates are 32-bit), and K = 0 (C = beta·C, nothing to
+/// multiply).
+///
+/// Performance: not measured yet (target on the H200: 467 TFLOP/s bf16 at 8192^3,
+/// 0.6× cuBLAS).
+
+#include <foundry/core/error.cuh>
+#include <foundry/core/math.cuh>
+#include <foundry/gemm/detail/mma_sync.cuh>
+#include <foundry/gemm/detail/tma.cuh>
+#include <foundry/gemm/detail/wgmma.cuh>
+#include <foundry/gemm/gemm_problem.cuh>
+#include <foundry/gemm/gemm_tensor_core.cuh>
+#include <foundry/launch/launch.cuh>
+#include <foundry/launch/launch_config.cuh>
+#include <foundry/runtime/device.cuh>
+#include <foundry/util/nvtx.cuh>
+
+#include <cuda/ptx>
+#include <cuda/stream_ref>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+/// 1 when the translation unit is built with sm_90a device code (see the file
+/// comment); the wgmma rung is offered only then.
+#ifndef FOUNDRY_HAS_SM90A
+#define FOUNDRY_HAS_SM90A 0
+#endif
+
+namespace foundry::gemm_kernels {
+
+/// Whether this program carries sm_90a code for the wgmma kernel.
+inline constexpr bool gemm_wgmma_built = FOUNDRY_HAS_SM90A != 0;
+
+/// Whether the wgmma rung runs on a device of compute capability
+/// `compute_capability` (major * 10 + minor): sm_90a code runs on 9.0 only.
+[[nodiscard]] constexpr bool gemm_wgmma_available(int compute_capability) noexcept {
+  return gemm_wgmma_built && compute_capability == 90;
+}
+
+/// Tiling of the wgmma kernel. The kernel is written for exactly these values
+/// (static_asserts say which may change); they are a struct so that a tuning
+/// candidate can be passed as `gemm_wgmma`'s second template argument.
+struct wgmma_policy {
+  /// Block tile 128 × 256: two consumer warpgroups of 64 × 256 (one m64n256k16
+  /// per 16 of K each), the largest wgmma N, so every byte of A in shared memory
+  /// feeds 256 multiply-adds. Not measured yet against 128 × 128 or 256 × 128.
+  static constexpr int block_m = 128;
+  static constexpr int block_n = 256;
+  /// K per stage: one 128-byte swizzled row of 16-bit elements, the widest TMA
+  /// box row the 128-byte swizzle allows. Fixed.
+  static constexpr int block_k = 64;
+  /// Ring of 4 × 48 KiB = 192 KiB of the 227 KiB a block may opt into: three
+  /// stages of copies in flight while one is multiplied. 3 vs 4 not measured yet.
+  static constexpr int stages = 4;
+  /// Tile rows per group of the block order (as rung 4). Not measured yet.
+  static constexpr int group_m = 8;
+  /// Registers per thread after setmaxnreg: 40 for the producer warpgroup (one
+  /// thread issues copies), 232 for each consumer (128 accumulators plus
+  /// addresses, without spilling); 128 × (40 + 2 × 232) = 64512 of the 65536.
+  static constexpr int producer_registers = 40;
+  static constexpr int consumer_registers = 232;
+};
+
+/// Whether TMA can describe `p`'s operands, so that `gemm_wgmma` runs the wgmma
+/// kernel rather than falling back to rung 4: both bases 16-byte aligned, both
+/// leading dimensions multiples of 8 elements (16 bytes) below 2^36 elements,
+/// M, N and K in 1 .. 2^31 - 1. Any contiguity qualifies. Touches no GPU.
+template <class In>
+[[nodiscard]] bool gemm_wgmma_tma_path(const gemm_problem<In, float>& p) noexcept {
+  constexpr std::int64_t elements_per_16_bytes = 16 / sizeof(In);
+  constexpr std::int64_t max_extent = std::numeric_limits<std::int32_t>::max();
+  constexpr std::int64_t max_ld = (std::int64_t{1} << 40) / sizeof(In);
+  const auto extent_ok = [&](std::int64_t x) { return x >= 1 && x <= max_extent; };
+  const auto ld_ok = [&](std::int64_t ld) { return ld > 0 && ld < max_ld && ld % elements_per_16_bytes == 0; };
+  return extent_ok(p.m) && extent_ok(p.n) && extent_ok(p.k) && ld_ok(p.lda) && ld_ok(p.ldb) &&
+         is_aligned(p.a, 16) && is_aligned(p.b, 16);
+}
+
+namespace detail {
+
+/// Quantities derived from a policy, and the rules it must follow.
+template <class Policy>
+struct wgmma_shape {
+  static constexpr int consumers = Policy::block_m / 64;  ///< consumer warpgroups, 64 rows each
+  static constexpr int threads = 128 * (1 + consumers);   ///< plus the producer warpgroup
+  static constexpr int consumer_warps = 4 * consumers;
+  static constexpr int row_bytes = 128;                                ///< one swizzled row: block_k elements
+  static constexpr int a_bytes = Policy::block_m * Policy::block_k * 2;  ///< 16 KiB
+  static constexpr int b_bytes = Policy::block_n * Policy::block_k * 2;  ///< 32 KiB
+  static constexpr int stage_bytes = a_bytes + b_bytes;
+  static constexpr int k_steps = Policy::block_k / 16;  ///< wgmma per consumer and stage
+  /// The ring, then the full and empty barriers; plus slack to align the ring to
+  /// 1024 bytes (the 128-byte swizzle repeats every 8 rows of 128 bytes, and TMA
+  /// and wgmma both swizzle by absolute shared address).
+  static constexpr std::size_t shared_bytes =
+      std::size_t{Policy::stages} * stage_bytes + 2 * Policy::stages * sizeof(std::uint64_t) + 1024;
+  static_assert(Policy::block_m % 64 == 0 && consumers >= 1 && consumers <= 2,
+                "block_m: 64 or 128 (one or two consumer warpgroups of 64 rows)");
+  static_assert(Policy::block_n == 256, "block_n: 256, the wgmma N this kernel issues");
+  static_assert(Policy::block_k == 64, "block_k: 64 (one 128-byte swizzled row of 16-bit elements)");
+  static_assert(Policy::stages >= 2, "the ring needs a stage being filled besides the one being read");
+  static_assert(128 * (Policy::producer_registers + consumers * Policy::consumer_registers) <= 65536,
+                "setmaxnreg: the warpgroups' registers must fit the 64K register file");
+};
+
+/// Where one operand's block tile sits in shared memory and how wgmma reads it.
+/// `Extent` is the tile's M or N extent (a multiple of 64); K is 64 (one row of
+/// 128 bytes).
+/// - K-major (K contiguous in global memory): one TMA box of `Extent` rows × 64
+///   K-elements; row mn at byte 128·mn.
+/// - MN-major: `Extent / 64` TMA boxes of 64 K-rows × 64 M/N-elements, box j
+///   (M/N 64j .. 64j+63) at byte 8192·j; K-row k of a box at byte 128·k.
+/// Either way the 64 M/N lines starting at a multiple of 64 begin 128·mn bytes
+/// into the tile, so a consumer's A rows start at 8192 · consumer.
+template <bool KMajor, int Extent>
+struct wgmma_operand {
+  static_assert(Extent % 64 == 0 && Extent <= 256, "a TMA box has at most 256 rows; MN chunks are 64 wide");
+  static constexpr int box_bytes = 64 * 128;  ///< one MN-major box: 64 K-rows of 128 bytes
+  static constexpr int bytes = Extent * 128;
+  static constexpr bool transpose = !KMajor;  ///< wgmma's imm-trans: the operand is M/N-major
+  /// Byte offset of M/N line `mn` (a multiple of 64) within the tile.
+  [[nodiscard]] __host__ __device__ static constexpr std::uint32_t mn_offset(int mn) noexcept {
+    return KMajor ? static_cast<std::uint32_t>(mn * 128) : static_cast<std::uint32_t>((mn / 64) * box_bytes);
+  }
+  /// Byte offset of the k-th 16-deep K slice (k = 0 .. 3) that one wgmma reads:
+  /// 16 elements along a K-major row (32 bytes, inside the swizzled row: the
+  /// hardware swizzles the address it computes, as TMA did), or 16 K-rows down.
+  [[nodiscard]] __host__ __device__ static constexpr std::uint32_t k_offset(int k_step) noexcept {
+    return KMajor ? static_cast<std::uint32_t>(k_step * 32) : static_cast<std::uint32_t>(k_step * 16 * 128);
+  }
+  /// Leading byte offset: unused for K-major (one wgmma's K fits a swizzled row;
+  /// 16 by convention), the distance between 64-wide M/N chunks for MN-major.
+  static constexpr std::uint32_t leading_byte_offset = KMajor ? 16u : static_cast<std::uint32_t>(box_bytes);
+  /// Stride byte offset: between groups of 8 rows (M/N lines for K-major, K-rows
+  /// for MN-major), 8 × 128 bytes either way.
+  static constexpr std::uint32_t stride_byte_offset = 1024;
+  /// The matrix descriptor of the slice at shared address `s_slice`.
+  [[nodiscard]] __host__ __device__ static constexpr std::uint64_t descriptor(std::uint32_t s_slice) noexcept {
+    return make_smem_descriptor(s_slice, leading_byte_offset, stride_byte_offset, smem_swizzle::bytes_128);
+  }
+  /// The TMA box (inner elements, outer rows) that `load` copies, for the tensor map.
+  static constexpr std::uint32_t box_inner = 64;
+  static constexpr std::uint32_t box_outer = KMajor ? Extent : 64;
+
+  /// Issues the TMA copies of the tile whose first M/N line is `mn0` and first K
+  /// is `k0` into `s_tile`, completing on `barrier` (Extent × 128 bytes in all).
+  __device__ static void load(unsigned char* s_tile, const CUtensorMap* map, std::int32_t mn0, std::int32_t k0,
+                              std::uint64_t* barrier) {
+    if constexpr (KMajor) {
+      tma_load_2d(s_tile, map, k0, mn0, barrier);
+    } else {
+#pragma unroll
+      for (int j = 0; j < Extent / 64; ++j) tma_load_2d(s_tile + j * box_bytes, map, mn0 + 64 * j, k0, barrier);
+    }
+  }
+};
+
+/// The wgmma kernel. `AKMajor` must equal p.a_k_contiguous and `BKMajor`
+/// !p.b_n_contiguous; the maps must describe A and B as `gemm_wgmma` encodes
+/// them; the problem must pass gemm_wgmma_tma_path. Launch with
+/// `wgmma_shape<Policy>::threads` threads, a 1D grid of one block per block tile
+/// and `wgmma_shape<Policy>::shared_bytes` of dynamic shared memory.
+template <class In, class Policy, bool AKMajor, bool BKMajor>
+__global__ void __launch_bounds__(wgmma_shape<Policy>::threads, 1)
+    gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                      gemm_problem<In, float> p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using shape = wgmma_shape<Policy>;
+  using a_operand = wgmma_operand<AKMajor, Policy::block_m>;
+  using b_operand = wgmma_operand<BKMajor, Policy::block_n>;
+  constexpr int stages = Policy::stages;
+
+  extern __shared__ unsigned char s_raw[];
+  unsigned char* const s_ring = s_raw + ((1024 - (shared_address(s_raw) & 1023u)) & 1023u);
+  auto* const full = reinterpret_cast<std::uint64_t*>(s_ring + stages * shape::stage_bytes);
+  std::uint64_t* const empty = full + stages;
+  const auto s_a = [&](int stage) { return s_ring + stage * shape::stage_bytes; };
+  const auto s_b = [&](int stage) { return s_a(stage) + shape::a_bytes; };
+
+  const tile_index tile = grouped_tile(blockIdx.x, ceil_div<std::int64_t>(p.m, Policy::block_m),
+                                       ceil_div<std::int64_t>(p.n, Policy::block_n), Policy::group_m);
+  const auto m0 = static_cast<std::int32_t>(tile.m * Policy::block_m);  // < 2^31: gemm_wgmma_tma_path
+  const auto n0 = static_cast<std::int32_t>(tile.n * Policy::block_n);
+  const int steps = static_cast<int>(ceil_div<std::int64_t>(p.k, Policy::block_k));
+  const int thread = static_cast<int>(threadIdx.x);
+  const int warpgroup = thread / 128;
+
+  if (thread == 0) {
+    for (int stage = 0; stage < stages; ++stage) {
+      cuda::ptx::mbarrier_init(&full[stage], 1);                      // the producer's arrive + TMA bytes
+      cuda::ptx::mbarrier_init(&empty[stage], shape::consumer_warps);  // one arrive per consumer warp
+    }
+    // Make the initialised barriers visible to the async proxy (TMA) too.
+    cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
+  }
+  __syncthreads();
+
+  if (warpgroup == 0) {
+    // Producer. All 128 threads give their registers back; one issues the copies.
+    setmaxnreg_decrease<Policy::producer_registers>();
+    if (thread == 0) {
+      int stage = 0;
+      std::uint32_t phase = 0;
+      for (int step = 0; step < steps; ++step) {
+        mbarrier_wait_parity(&empty[stage], phase ^ 1u);  // the first lap passes at once
+        (void)cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta,
+                                                   cuda::ptx::space_shared, &full[stage],
+                                                   static_cast<std::uint32_t>(shape::stage_bytes));
+        const std::int32_t k0 = step * Policy::block_k;
+        a_operand::load(s_a(stage), &map_a, m0, k0, &full[stage]);
+        b_operand::load(s_b(stage), &map_b, n0, k0, &full[stage]);
+        if (++stage == stages) stage = 0, phase ^= 1u;
+      }
+    }
+  } else {
+    // Consumers: warpgroup 1 + c computes rows 64c .. 64c+63 of the tile.
+    setmaxnreg_increase<Policy::consumer_registers>();
+    const int consumer = warpgroup - 1;
+    const int lane = thread % 32;
+    const int warp_in_group = (thread / 32) % 4;
+    const std::uint32_t s_a0 = shared_address(s_a(0)) + a_operand::mn_offset(64 * consumer);
+    const std::uint32_t s_b0 = shared_address(s_b(0));
+
+    float acc[1][32][4];  // [1][..]: the shape store_accumulators takes (one 16-row fragment per warp)
+#pragma unroll
+    for (int i = 0; i < 32; ++i) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) acc[0][i][j] = 0.0f;
+    }
+
+    int stage = 0;
+    int previous_stage = 0;
+    std::uint32_t phase = 0;
+    for (int step = 0; step < steps; ++step) {
+      mbarrier_wait_parity(&full[stage], phase);
+      const auto stage_offset = static_cast<std::uint32_t>(stage * shape::stage_bytes);
+      fence_accumulators(acc[0]);
+      wgmma_fence();
+#pragma unroll
+      for (int k_step = 0; k_step < shape::k_steps; ++k_step) {
+        const std::uint64_t desc_a = a_operand::descriptor(s_a0 + stage_offset + a_operand::k_offset(k_step));
+        const std::uint64_t desc_b = b_operand::descriptor(s_b0 + stage_offset + b_operand::k_offset(k_step));
+        wgmma_m64n256k16<In, a_operand::transpose, b_operand::transpose>(acc[0], desc_a, desc_b);
+      }
+      wgmma_commit();
+      fence_accumulators(acc[0]);
+      // Keep this step's group in flight; the previous one has finished reading its stage.
+      wgmma_wait<1>();
+      if (step > 0 && lane == 0) (void)cuda::ptx::mbarrier_arrive(&empty[previous_stage]);
+      previous_stage = stage;
+      if (++stage == stages) stage = 0, phase ^= 1u;
+    }
+    wgmma_wait<0>();
+    fence_accumulators(acc[0]);
+
+    store_accumulators(acc, p, std::int64_t{m0} + 64 * consumer + 16 * warp_in_group, std::int64_t{n0}, lane);
+  }
+#else
+  // No sm_90a code in this pass: the host never launches this kernel (gemm_wgmma_available).
+  (void)map_a;
+  (void)map_b;
+  (void)p;
+  __trap();
+#endif
+}
+
+/// The kernel instantiation for the problem's operand contiguity.
+template <class In, class Policy>
+auto* select_wgmma_kernel(const gemm_problem<In, float>& p) noexcept {
+  if (p.a_k_contiguous) {
+    return p.b_n_contiguous ? &gemm_wgmma_kernel<In, Policy, true, false> : &gemm_wgmma_kernel<In, Policy, true, true>;
+  }
+  return p.b_n_contiguous ? &gemm_wgmma_kernel<In, Policy, false, false> : &gemm_wgmma_kernel<In, Policy, false, true>;
+}
+
+/// The TMA map of one operand seen as stored: `rows` rows of `cols` contiguous
+/// elements, `ld` apart, in boxes of the operand tile's shape.
+template <class Operand, class In>
+CUtensorMap operand_map(const In* data, std::int64_t rows, std::int64_t cols, std::int64_t ld) {
+  return make_tensor_map_2d(data, static_cast<std::uint64_t>(cols), static_cast<std::uint64_t>(rows),
+                            static_cast<std::uint64_t>(ld), Operand::box_inner, Operand::box_outer);
+}
+
+}  // namespace detail
+
+/// Enqueues C = alpha·A·B + beta·C on `s` with the wgmma kernel (fp16 or bf16 in,
+/// fp32 accumulation and C). Asynchronous: returns once the kernel is enqueued;
+/// the TMA descriptors travel by value in the kernel parameters, so nothing on
+/// the host outlives the call.
+/// Shapes and leading dimensions are the caller's to validate (foundry::gemm
+/// does); an empty C launches nothing and C is not read when beta == 0. Problems
+/// that fail `gemm_wgmma_tma_path` (K = 0 among them) run on rung 4,
+/// `gemm_tensor_core`, with the same contract.
+/// Throws `std::invalid_argument` if this program has no sm_90a code
+/// (FOUNDRY_HAS_SM90A) or the current device is not of compute capability 9.0,
+/// or if the grid of block tiles exceeds the 1D grid limit; `std::runtime_error`
+/// if the driver cannot encode a tensor map; `cuda_error` if a CUDA call or the
+/// launch fails.
+template <class In, class Policy = wgmma_policy>
+void gemm_wgmma(const gemm_problem<In, float>& p, cuda::stream_ref s) {
+  static_assert(std::is_same_v<In, __half> || std::is_same_v<In, __nv_bfloat16>,
+                "gemm_wgmma takes __half or __nv_bfloat16 inputs");
+  using shape = detail::wgmma_shape<Policy>;
+  FOUNDRY_NVTX_FUNCTION_RANGE();
+  FOUNDRY_EXPECTS(gemm_wgmma_built,
+                  std::string("gemm_wgmma: this program was built without sm_90a code (compile with -gencode "
+                              "arch=compute_90a,code=sm_90a and -DFOUNDRY_HAS_SM90A=1)"));
+  if (p.m <= 0 || p.n <= 0) return;  // nothing to compute, nothing to touch
+  const int cc = get_device_properties().compute_capability();
+  FOUNDRY_EXPECTS(gemm_wgmma_available(cc),
+                  "gemm_wgmma: sm_90a code runs only on compute capability 9.0; this device is sm_" +
+                      std::to_string(cc));
+  if (!gemm_wgmma_tma_path(p)) {
+    gemm_tensor_core<In>(p, s);  // rung 4 takes any alignment, leading dimension and K
+    return;
+  }
+
+  const std::int64_t tiles_m = ceil_div<std::int64_t>(p.m, Policy::block_m);
+  const std::int64_t tiles_n = ceil_div<std::int64_t>(p.n, Policy::block_n);
+  FOUNDRY_EXPECTS(tiles_m <= static_cast<std::int64_t>(max_grid_x) / tiles_n,
+                  "gemm_wgmma: " + std::to_string(tiles_m) + " × " + std::to_string(tiles_n) +
+                      " block tiles exceed the 1D grid limit of " + std::to_string(max_grid_x) + " blocks");
+
+  // A(i, p) and B(p, j) as stored: rows × contiguous columns.
+  using a_k = detail::wgmma_operand<true, Policy::block_m>;
+  using a_m = detail::wgmma_operand<false, Policy::block_m>;
+  using b_k = detail::wgmma_operand<true, Policy::block_n>;
+  using b_n = detail::wgmma_operand<false, Policy::block_n>;
+  const CUtensorMap map_a = p.a_k_contiguous ? detail::operand_map<a_k>(p.a, p.m, p.k, p.lda)
+                                             : detail::operand_map<a_m>(p.a, p.k, p.m, p.lda);
+  const CUtensorMap map_b = p.b_n_contiguous ? detail::operand_map<b_n>(p.b, p.k, p.n, p.ldb)
+                                             : detail::operand_map<b_k>(p.b, p.n, p.k, p.ldb);
+
+  launch_config c;
+  c.block = dim3(shape::threads, 1, 1);
+  c.grid = dim3(static_cast<unsigned>(tiles_m * tiles_n), 1, 1);
+  c.dynamic_shared_bytes = shape::shared_bytes;
+  launch(s, c, detail::select_wgmma_kernel<In, Policy>(p), map_a, map_b, p);
+}
+
+}  // namespace foundry::gemm_kernels

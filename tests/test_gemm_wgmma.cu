@@ -1,0 +1,575 @@
+// Rung 5 of the GEMM ladder: gemm_kernels::gemm_wgmma (wgmma fed by TMA, fp16/bf16 in, fp32 out).
+//
+// Three kinds of tests:
+// - host-only, on every machine: the matrix descriptor's bit fields against a descriptor that
+//   CUTLASS prints for the same layout; an emulation of where TMA (128-byte swizzle) puts each
+//   tile element and where wgmma reads each operand element through the kernel's descriptors
+//   (the canonical layouts of CUTLASS's make_gmma_desc), which must agree for every element,
+//   K- and MN-major, both consumers and every K slice; the dispatch offering the rung only where
+//   it runs; the conditions of the TMA path.
+// - [gpu] against a CPU reference. They need a compute capability 9.0 device and sm_90a code in
+//   this binary (FOUNDRY_HAS_SM90A, set by cmake/foundry_sm90a.cmake); elsewhere each case
+//   prints "SKIPPED: <why>" and returns, which ctest reports as skipped.
+// - [gpu] one 128 × 256 × 64 tile of exact small integers: every wrong element names the tile
+//   element the kernel actually read, to localise a descriptor or swizzle fault.
+//
+// Tolerance, for bf16 and fp16 inputs alike (the argument of test_gemm_tensor_core.cu). The
+// reference accumulates in double the very values the GPU multiplies (the inputs rounded to
+// bf16/fp16 first), so input rounding is no error here; products of two 8-bit or 11-bit
+// significands are exact in fp32, and what remains is fp32 accumulation inside and across
+// wgmma (truncating alignment included, at most about K·2^-23 of Σ|a·b|, 1.2e-4 at K = 1000)
+// and one rounding of alpha·acc + beta·c. Each element must satisfy
+//     |c - ref| <= 1e-3 · (|alpha|·Σ_p |a_ip·b_pj| + |beta|·|c0_ij|),
+// eight times that worst case, yet below one wrong product for K <= 255 and below any wrong
+// 16-byte chunk (8 products), fragment row or tile edge at every K tested. For random-sign
+// data the typical relative error is ~u·sqrt(K) ≈ 2e-6; the issue's bound, relative Frobenius
+// error <= 1e-2, is checked too and is far looser.
+#include <catch2/catch.hpp>
+
+#include <foundry/gemm/gemm.cuh>
+#include <foundry/gemm/gemm_wgmma.cuh>
+#include <foundry/runtime/device.cuh>
+#include <foundry/runtime/stream.cuh>
+#include <support/test_support.cuh>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+namespace gk = foundry::gemm_kernels;
+namespace gkd = foundry::gemm_kernels::detail;
+using policy = gk::wgmma_policy;
+
+// Why this process cannot run the wgmma kernel, or "" if it can.
+std::string wgmma_unavailable_reason() {
+  if (!gk::gemm_wgmma_built) return "no sm_90a code in this binary (FOUNDRY_HAS_SM90A is 0)";
+  const int cc = foundry::get_device_properties().compute_capability();
+  if (!gk::gemm_wgmma_available(cc)) return "the device is sm_" + std::to_string(cc) + "; wgmma code is sm_90a";
+  return {};
+}
+
+// Returns from the test case, reported as skipped by ctest (SKIP_REGULAR_EXPRESSION), when the
+// rung cannot run here.
+#define SKIP_UNLESS_WGMMA_RUNS()                        \
+  do {                                                  \
+    const std::string why = wgmma_unavailable_reason(); \
+    if (!why.empty()) {                                 \
+      WARN("SKIPPED: " << why);                         \
+      return;                                           \
+    }                                                   \
+  } while (false)
+
+// ---------------------------------------------------------------------------------------------
+// Host emulation of the shared-memory layouts.
+
+// The 128-byte swizzle that TMA applies when writing and wgmma when reading (swizzle mode 1):
+// bits 4-6 of the shared address (the 16-byte chunk in a 128-byte row) are XORed with bits 7-9
+// (the row in a 1024-byte block of 8 rows).
+constexpr std::uint32_t swizzle_128b(std::uint32_t address) { return address ^ (((address >> 7) & 7u) << 4); }
+
+struct descriptor_fields {
+  std::uint32_t start, leading, stride, base_offset, swizzle;
+};
+constexpr descriptor_fields decode(std::uint64_t d) {
+  return {static_cast<std::uint32_t>(d & 0x3FFF) << 4, static_cast<std::uint32_t>((d >> 16) & 0x3FFF) << 4,
+          static_cast<std::uint32_t>((d >> 32) & 0x3FFF) << 4, static_cast<std::uint32_t>((d >> 49) & 7),
+          static_cast<std::uint32_t>(d >> 62)};
+}
+
+// The shared address wgmma reads for element (mn, k) (mn < 64 for A, < 256 for B; k < 16) of an
+// operand described by `d`, in the canonical layouts of CUTLASS's make_gmma_desc for the 128-byte
+// swizzle, in bytes for 16-bit elements:
+//   K-major  ((8,n),2):((8,SBO),1) chunks   → start + 128 (mn%8) + SBO (mn/8) + 2k
+//   MN-major ((8,n),(8,k)):((1,LBO),(8,SBO)) → start + 2 (mn%64) + LBO (mn/64) + 128 (k%8) + SBO (k/8)
+// then swizzled.
+std::uint32_t wgmma_read_address(std::uint64_t d, bool transposed, int mn, int k) {
+  const descriptor_fields f = decode(d);
+  REQUIRE(f.swizzle == 1);
+  REQUIRE(f.base_offset == 0);
+  std::uint32_t logical = 0;
+  if (!transposed) {
+    logical = f.start + 128u * (mn % 8) + f.stride * (mn / 8) + 2u * k;
+  } else {
+    logical = f.start + 2u * (mn % 64) + f.leading * (mn / 64) + 128u * (k % 8) + f.stride * (k / 8);
+  }
+  return swizzle_128b(logical);
+}
+
+// The shared address where gemm_wgmma's TMA copies put element (mn, k) of an operand tile at
+// `tile` (1024-byte aligned): boxes of 128-byte rows written with the 128-byte swizzle, one box
+// of Extent rows (K-major: row mn, element k) or Extent/64 boxes of 64 K-rows (MN-major: box
+// mn/64, row k, element mn%64), placed as wgmma_operand::load places them.
+template <class Operand, bool KMajor>
+std::uint32_t tma_write_address(std::uint32_t tile, int mn, int k) {
+  if constexpr (KMajor) {
+    static_assert(Operand::box_inner == 64);
+    return swizzle_128b(tile + 128u * mn + 2u * k);
+  } else {
+    static_assert(Operand::box_inner == 64 && Operand::box_outer == 64);
+    return swizzle_128b(tile + static_cast<std::uint32_t>(Operand::box_bytes) * (mn / 64) + 128u * k + 2u * (mn % 64));
+  }
+}
+
+// For every element wgmma reads, during every K slice and for every consumer, the address it
+// reads is where TMA put the element the product needs.
+template <bool KMajor, int Extent, int ReadExtent>
+void check_operand_layout() {
+  using operand = gkd::wgmma_operand<KMajor, Extent>;
+  const std::uint32_t tile = 0x8000;  // any 1024-byte aligned address, as the ring's stages are
+  // TMA writes a bijection onto the tile's bytes.
+  std::set<std::uint32_t> written;
+  for (int mn = 0; mn < Extent; ++mn) {
+    for (int k = 0; k < policy::block_k; ++k) written.insert(tma_write_address<operand, KMajor>(tile, mn, k));
+  }
+  REQUIRE(written.size() == static_cast<std::size_t>(Extent * policy::block_k));
+  CHECK(*written.begin() == tile);
+  CHECK(*written.rbegin() == tile + operand::bytes - 2);
+
+  for (int first_mn = 0; first_mn < Extent; first_mn += ReadExtent) {  // A: each consumer's 64 rows
+    for (int k_step = 0; k_step < policy::block_k / 16; ++k_step) {
+      const std::uint64_t d = operand::descriptor(tile + operand::mn_offset(first_mn) + operand::k_offset(k_step));
+      for (int mn = 0; mn < ReadExtent; ++mn) {
+        for (int k = 0; k < 16; ++k) {
+          const std::uint32_t read = wgmma_read_address(d, operand::transpose, mn, k);
+          const std::uint32_t expected = tma_write_address<operand, KMajor>(tile, first_mn + mn, 16 * k_step + k);
+          if (read != expected) {
+            FAIL_CHECK("operand (mn " << first_mn + mn << ", k " << 16 * k_step + k << ") read at " << read
+                                      << ", written at " << expected);
+            return;
+          }
+        }
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// GPU cases against a CPU reference (the scheme of test_gemm_tensor_core.cu).
+
+using foundry::test::from_float;
+using foundry::test::to_float;
+
+struct gemm_case {
+  std::int64_t m = 0, n = 0, k = 0;
+  float alpha = 1.0f, beta = 0.0f;
+  bool a_k_contiguous = true;
+  bool b_n_contiguous = true;
+  std::int64_t ld_multiple = 8, ld_extra = 0;  // operand ld = row length rounded up + extra
+  std::int64_t operand_offset = 0;             // elements before each operand (1 breaks alignment)
+  std::int64_t c_ld_extra = 0, c_offset = 0;
+};
+
+std::string describe(const gemm_case& c) {
+  std::ostringstream s;
+  s << c.m << "x" << c.n << "x" << c.k << " alpha " << c.alpha << " beta " << c.beta << " A "
+    << (c.a_k_contiguous ? "K" : "M") << "-contiguous, B " << (c.b_n_contiguous ? "N" : "K")
+    << "-contiguous, ld multiple " << c.ld_multiple << " + " << c.ld_extra << ", operand offset "
+    << c.operand_offset << ", ldc extra " << c.c_ld_extra << ", C offset " << c.c_offset;
+  return s.str();
+}
+
+// A logical outer × inner matrix (A: m × k, B: k × n) of values `value(o, i)`, rounded to In,
+// stored with `inner_contiguous` rows and NaN padding; `logical` keeps the exact rounded values.
+template <class In>
+struct stored_operand {
+  std::vector<In> host;
+  std::vector<double> logical;
+  std::int64_t ld = 0;
+};
+
+template <class In>
+stored_operand<In> make_operand(std::int64_t outer, std::int64_t inner, bool inner_contiguous, const gemm_case& c,
+                                const std::function<float(std::int64_t, std::int64_t)>& value) {
+  const std::int64_t stored_rows = inner_contiguous ? outer : inner;
+  const std::int64_t stored_cols = inner_contiguous ? inner : outer;
+  stored_operand<In> op;
+  op.ld = foundry::round_up<std::int64_t>(std::max<std::int64_t>(stored_cols, 1), c.ld_multiple) + c.ld_extra;
+  op.host.assign(static_cast<std::size_t>(c.operand_offset + stored_rows * op.ld),
+                 from_float<In>(std::numeric_limits<float>::quiet_NaN()));
+  op.logical.resize(static_cast<std::size_t>(outer * inner));
+  for (std::int64_t o = 0; o < outer; ++o) {
+    for (std::int64_t i = 0; i < inner; ++i) {
+      const In x = from_float<In>(value(o, i));
+      op.logical[static_cast<std::size_t>(o * inner + i)] = to_float(x);
+      const std::int64_t at = inner_contiguous ? o * op.ld + i : i * op.ld + o;
+      op.host[static_cast<std::size_t>(c.operand_offset + at)] = x;
+    }
+  }
+  return op;
+}
+
+std::function<float(std::int64_t, std::int64_t)> random_values(std::int64_t inner, std::size_t count,
+                                                                std::uint64_t stream_id) {
+  auto values = std::make_shared<std::vector<float>>(foundry::test::random_vector<float>(count, -1.0f, 1.0f, stream_id));
+  return [values, inner](std::int64_t o, std::int64_t i) { return (*values)[static_cast<std::size_t>(o * inner + i)]; };
+}
+
+struct gemm_outcome {
+  bool tma_path = false;
+  std::int64_t out_of_bound = 0;    // elements beyond the element-wise bound (NaN included)
+  double worst_ratio = 0.0;         // max |c - ref| / bound
+  double relative_frobenius = 0.0;  // ||c - ref||_F / ||ref||_F
+  std::int64_t touched_outside = 0; // elements of C outside the m × n window that changed
+  std::vector<std::string> first_wrong;  // "C(i, j) = got, expected ref", the first few
+};
+
+template <class In>
+gemm_outcome run_case(const gemm_case& c, const std::function<float(std::int64_t, std::int64_t)>& a_value,
+                      const std::function<float(std::int64_t, std::int64_t)>& b_value) {
+  foundry::stream s;
+  const auto a = make_operand<In>(c.m, c.k, c.a_k_contiguous, c, a_value);
+  const auto b = make_operand<In>(c.k, c.n, c.b_n_contiguous, c, b_value);
+
+  const std::int64_t ldc = c.n + c.c_ld_extra;
+  std::vector<float> c_host(static_cast<std::size_t>(c.c_offset + c.m * ldc), std::numeric_limits<float>::quiet_NaN());
+  const auto c0 = foundry::test::random_vector<float>(static_cast<std::size_t>(c.m * c.n), -1.0f, 1.0f, 3);
+  if (c.beta != 0.0f) {
+    for (std::int64_t i = 0; i < c.m; ++i) {
+      for (std::int64_t j = 0; j < c.n; ++j) {
+        c_host[static_cast<std::size_t>(c.c_offset + i * ldc + j)] = c0[static_cast<std::size_t>(i * c.n + j)];
+      }
+    }
+  }  // with beta == 0 the window stays NaN: a kernel that reads C produces NaN
+
+  auto a_dev = foundry::test::to_device(a.host, s);
+  auto b_dev = foundry::test::to_device(b.host, s);
+  auto c_dev = foundry::test::to_device(c_host, s);
+
+  foundry::gemm_problem<In, float> p;
+  p.m = c.m;
+  p.n = c.n;
+  p.k = c.k;
+  p.a = a_dev.data() + c.operand_offset;
+  p.lda = a.ld;
+  p.a_k_contiguous = c.a_k_contiguous;
+  p.b = b_dev.data() + c.operand_offset;
+  p.ldb = b.ld;
+  p.b_n_contiguous = c.b_n_contiguous;
+  p.c = c_dev.data() + c.c_offset;
+  p.ldc = ldc;
+  p.alpha = c.alpha;
+  p.beta = c.beta;
+
+  gemm_outcome out;
+  out.tma_path = gk::gemm_wgmma_tma_path(p);
+  gk::gemm_wgmma(p, s);
+  const auto result = foundry::test::to_host(c_dev, s);
+
+  double diff2 = 0.0;
+  double ref2 = 0.0;
+  for (std::int64_t i = 0; i < c.m; ++i) {
+    for (std::int64_t j = 0; j < c.n; ++j) {
+      double sum = 0.0;
+      double magnitude = 0.0;
+      for (std::int64_t q = 0; q < c.k; ++q) {
+        const double term =
+            a.logical[static_cast<std::size_t>(i * c.k + q)] * b.logical[static_cast<std::size_t>(q * c.n + j)];
+        sum += term;
+        magnitude += std::fabs(term);
+      }
+      const double old = c.beta != 0.0f ? c0[static_cast<std::size_t>(i * c.n + j)] : 0.0;
+      const double ref = double{c.alpha} * sum + double{c.beta} * old;
+      const double bound = 1e-3 * (std::fabs(double{c.alpha}) * magnitude + std::fabs(double{c.beta} * old));
+      const double got = result[static_cast<std::size_t>(c.c_offset + i * ldc + j)];
+      const double err = std::fabs(got - ref);
+      if (!(err <= bound)) {  // NaN fails too
+        ++out.out_of_bound;
+        if (out.first_wrong.size() < 8) {
+          std::ostringstream w;
+          w << "C(" << i << ", " << j << ") = " << got << ", expected " << ref;
+          out.first_wrong.push_back(w.str());
+        }
+      }
+      if (bound > 0.0) out.worst_ratio = std::max(out.worst_ratio, std::isnan(err) ? INFINITY : err / bound);
+      diff2 += (got - ref) * (got - ref);
+      ref2 += ref * ref;
+    }
+  }
+  out.relative_frobenius = ref2 > 0.0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+  if (std::isnan(out.relative_frobenius)) out.relative_frobenius = INFINITY;
+
+  for (std::size_t e = 0; e < result.size(); ++e) {
+    const auto rel = static_cast<std::int64_t>(e) - c.c_offset;
+    const bool inside = rel >= 0 && rel % ldc < c.n && rel / ldc < c.m;
+    if (!inside && !std::isnan(result[e])) ++out.touched_outside;
+  }
+  return out;
+}
+
+gemm_outcome check_outcome(const gemm_case& c, const gemm_outcome& out) {
+  INFO(describe(c));
+  INFO("TMA path " << out.tma_path << ", worst error / bound " << out.worst_ratio << ", relative Frobenius "
+                   << out.relative_frobenius);
+  for (const auto& w : out.first_wrong) UNSCOPED_INFO(w);
+  CHECK(out.out_of_bound == 0);
+  CHECK(out.relative_frobenius <= 1e-2);
+  CHECK(out.touched_outside == 0);
+  return out;
+}
+
+// Runs `c` on random data (fixed seeds) and checks it; returns the outcome (which path ran).
+template <class In>
+gemm_outcome require_matches(const gemm_case& c) {
+  const auto out = run_case<In>(c, random_values(c.k, static_cast<std::size_t>(c.m * c.k), 1),
+                                random_values(c.n, static_cast<std::size_t>(c.k * c.n), 2));
+  return check_outcome(c, out);
+}
+
+struct shape {
+  std::int64_t m, n, k;
+};
+
+// The brief's shapes: single elements, odd sizes, one exact tile, several tiles and K stages
+// (300 × 520 × 1000: 3 × 3 tiles, 16 stages, 4 laps of the ring), and one spanning more than
+// a group of the block order in M (10 tile rows) and 3 tile columns, both edges ragged.
+const std::vector<shape>& odd_shapes() {
+  static const std::vector<shape> shapes{{1, 1, 1},       {17, 33, 65},     {127, 129, 255},
+                                         {128, 256, 64},  {300, 520, 1000}, {1157, 600, 200}};
+  return shapes;
+}
+
+constexpr std::pair<bool, bool> layouts[] = {{true, true}, {true, false}, {false, true}, {false, false}};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Host-only.
+
+TEST_CASE("the wgmma matrix descriptor packs its fields as the PTX ISA says", "[gemm][wgmma]") {
+  // CUTLASS prints, for a K-major 128-byte-swizzled tile at shared address 0x400:
+  //   GmmaDescriptor: 0x4000004000010040  start_addr 0x0040, leading_off 1, stride_off 64, B128
+  CHECK(gkd::make_smem_descriptor(0x400, 16, 1024, gkd::smem_swizzle::bytes_128) == 0x4000004000010040ull);
+  const auto f = decode(gkd::make_smem_descriptor(0x3FFF0, 8192, 1024, gkd::smem_swizzle::bytes_128));
+  CHECK(f.start == 0x3FFF0u);
+  CHECK(f.leading == 8192u);
+  CHECK(f.stride == 1024u);
+  CHECK(f.base_offset == 0u);
+  CHECK(f.swizzle == 1u);
+}
+
+TEST_CASE("wgmma reads every operand element where TMA wrote it", "[gemm][wgmma]") {
+  SECTION("A K-contiguous (K-major), two consumers of 64 rows") { check_operand_layout<true, policy::block_m, 64>(); }
+  SECTION("A M-contiguous (M-major, transposed)") { check_operand_layout<false, policy::block_m, 64>(); }
+  SECTION("B K-contiguous (K-major)") { check_operand_layout<true, policy::block_n, 256>(); }
+  SECTION("B N-contiguous (N-major, transposed)") { check_operand_layout<false, policy::block_n, 256>(); }
+}
+
+TEST_CASE("the shared-memory ring fits the H200 and keeps every stage 1024-byte aligned", "[gemm][wgmma]") {
+  using shape = gkd::wgmma_shape<policy>;
+  STATIC_REQUIRE(shape::threads == 384);
+  STATIC_REQUIRE(shape::stage_bytes == 48 * 1024);
+  STATIC_REQUIRE(shape::stage_bytes % 1024 == 0);
+  STATIC_REQUIRE(shape::a_bytes % 1024 == 0);
+  STATIC_REQUIRE(shape::shared_bytes <= 227 * 1024);  // the opt-in limit of sm_90
+}
+
+TEST_CASE("the dispatch offers the wgmma rung only where it runs", "[gemm][wgmma]") {
+  using foundry::gemm_rung;
+  constexpr bool built = gk::gemm_wgmma_built;
+  CHECK(std::string(foundry::gemm_rung_name(gemm_rung::wgmma)) == "wgmma");
+  CHECK(foundry::gemm_rung_supports<__nv_bfloat16, float>(gemm_rung::wgmma, 90) == built);
+  CHECK(foundry::gemm_rung_supports<__half, float>(gemm_rung::wgmma, 90) == built);
+  for (const int cc : {80, 86, 89, 100, 120}) {
+    INFO("sm_" << cc);
+    CHECK_FALSE(foundry::gemm_rung_supports<__nv_bfloat16, float>(gemm_rung::wgmma, cc));
+    CHECK(foundry::best_gemm_rung<__nv_bfloat16, float>(cc) == gemm_rung::tensor_core);
+  }
+  CHECK_FALSE(foundry::gemm_rung_supports<float, float>(gemm_rung::wgmma, 90));
+  CHECK(foundry::best_gemm_rung<__nv_bfloat16, float>(90) == (built ? gemm_rung::wgmma : gemm_rung::tensor_core));
+  CHECK(foundry::best_gemm_rung<__half, float>(90) == (built ? gemm_rung::wgmma : gemm_rung::tensor_core));
+  CHECK(foundry::best_gemm_rung<float, float>(90) == gemm_rung::register_blocked);
+}
+
+TEST_CASE("the TMA path needs 16-byte aligned operands, leading dimensions of 8k and K > 0", "[gemm][wgmma]") {
+  foundry::gemm_problem<__nv_bfloat16, float> p;
+  p.m = p.n = p.k = 64;
+  p.a = reinterpret_cast<const __nv_bfloat16*>(std::uintptr_t{4096});
+  p.b = reinterpret_cast<const __nv_bfloat16*>(std::uintptr_t{8192});
+  p.lda = 64;
+  p.ldb = 72;
+  CHECK(gk::gemm_wgmma_tma_path(p));
+  p.a_k_contiguous = false;
+  p.b_n_contiguous = false;
+  CHECK(gk::gemm_wgmma_tma_path(p));  // every layout has TMA maps
+  p.lda = 68;
+  CHECK_FALSE(gk::gemm_wgmma_tma_path(p));
+  p.lda = 64;
+  p.b = reinterpret_cast<const __nv_bfloat16*>(std::uintptr_t{8192 + 8});
+  CHECK_FALSE(gk::gemm_wgmma_tma_path(p));
+  p.b = reinterpret_cast<const __nv_bfloat16*>(std::uintptr_t{8192});
+  p.k = 0;
+  CHECK_FALSE(gk::gemm_wgmma_tma_path(p));  // C = beta * C: rung 4
+  p.k = std::int64_t{1} << 31;
+  CHECK_FALSE(gk::gemm_wgmma_tma_path(p));  // TMA coordinates are 32-bit
+}
+
+TEST_CASE("gemm_wgmma refuses to run in a program without sm_90a code", "[gemm][wgmma]") {
+  if constexpr (gk::gemm_wgmma_built) {
+    SUCCEED("this binary has sm_90a code: the refusal is tested in builds without it");
+  } else {
+    // Throws before any device query, so no GPU is needed; the pointers are never used.
+    foundry::gemm_problem<__nv_bfloat16, float> p;
+    p.m = p.n = p.k = 64;
+    p.a = reinterpret_cast<const __nv_bfloat16*>(std::uintptr_t{4096});
+    p.b = reinterpret_cast<const __nv_bfloat16*>(std::uintptr_t{8192});
+    p.c = reinterpret_cast<float*>(std::uintptr_t{16384});
+    p.lda = p.ldb = p.ldc = 64;
+    REQUIRE_THROWS_AS(gk::gemm_wgmma(p, cuda::stream_ref{cudaStreamLegacy}), std::invalid_argument);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// GPU.
+
+TEMPLATE_TEST_CASE("gemm_wgmma computes one tile of exact integers element by element",
+                   "[gpu][gemm][wgmma]", __nv_bfloat16, __half) {
+  // One 128 × 256 × 64 tile (one block, one stage) whose products are exact small integers,
+  // so the result is exact and a wrong element tells which element the kernel read:
+  //   A selects (A(i, p) = 1 where p = i % 64) and B(p, j) = p:    C(i, j) = i % 64  (A rows, B K-rows)
+  //   A selects, B(p, j) = j % 256 (exact in bf16):                 C(i, j) = j       (B columns)
+  //   A(i, p) = i (< 128), B selects (B(p, j) = 1 where p = j % 64): C(i, j) = i      (A rows)
+  //   A(i, p) = p, B selects:                                       C(i, j) = j % 64  (A K-columns)
+  // A fault in a descriptor, the swizzle or the fragment layout shows up as a pattern in
+  // "C(i, j) = got, expected ref" below. Also a small case for compute-sanitizer.
+  SKIP_UNLESS_WGMMA_RUNS();
+  using value_fn = std::function<float(std::int64_t, std::int64_t)>;
+  const value_fn a_select = [](std::int64_t i, std::int64_t q) { return q == i % 64 ? 1.0f : 0.0f; };
+  const value_fn b_select = [](std::int64_t q, std::int64_t j) { return q == j % 64 ? 1.0f : 0.0f; };
+  const value_fn a_row = [](std::int64_t i, std::int64_t) { return static_cast<float>(i); };
+  const value_fn a_col = [](std::int64_t, std::int64_t q) { return static_cast<float>(q); };
+  const value_fn b_row = [](std::int64_t q, std::int64_t) { return static_cast<float>(q); };
+  const value_fn b_col = [](std::int64_t, std::int64_t j) { return static_cast<float>(j); };
+  const std::pair<value_fn, value_fn> patterns[] = {{a_select, b_row}, {a_select, b_col}, {a_row, b_select},
+                                                    {a_col, b_select}};
+  for (const auto& [a_k, b_n] : layouts) {
+    int pattern = 0;
+    for (const auto& [a_value, b_value] : patterns) {
+      gemm_case c;
+      c.m = 128;
+      c.n = 256;
+      c.k = 64;
+      c.a_k_contiguous = a_k;
+      c.b_n_contiguous = b_n;
+      INFO("pattern " << pattern++);
+      const auto out = check_outcome(c, run_case<TestType>(c, a_value, b_value));
+      CHECK(out.tma_path);
+      CHECK(out.worst_ratio == 0.0);  // exact
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("gemm_wgmma matches the reference on odd shapes in every layout",
+                   "[gpu][gemm][wgmma][racecheck_slow]", __nv_bfloat16, __half) {
+  SKIP_UNLESS_WGMMA_RUNS();
+  for (const auto& [a_k, b_n] : layouts) {
+    for (const auto& sh : odd_shapes()) {
+      gemm_case c;
+      c.m = sh.m;
+      c.n = sh.n;
+      c.k = sh.k;
+      c.a_k_contiguous = a_k;
+      c.b_n_contiguous = b_n;
+      CHECK(require_matches<TestType>(c).tma_path);
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("gemm_wgmma applies alpha and beta, and never reads C when beta is 0",
+                   "[gpu][gemm][wgmma][racecheck_slow]", __nv_bfloat16, __half) {
+  // run_case leaves a NaN-poisoned C when beta == 0: any read of C would surface as NaN.
+  SKIP_UNLESS_WGMMA_RUNS();
+  const std::vector<std::pair<float, float>> pairs{{1.0f, 0.0f}, {-0.75f, 0.0f}, {2.0f, 0.5f},
+                                                   {0.0f, 1.0f}, {1.0f, -2.0f},  {0.25f, 1.0f}};
+  for (const auto& [alpha, beta] : pairs) {
+    for (const auto& sh : {shape{127, 129, 255}, shape{300, 520, 1000}}) {
+      for (const bool b_n : {true, false}) {
+        gemm_case c;
+        c.m = sh.m;
+        c.n = sh.n;
+        c.k = sh.k;
+        c.alpha = alpha;
+        c.beta = beta;
+        c.b_n_contiguous = b_n;
+        CHECK(require_matches<TestType>(c).tma_path);
+      }
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("gemm_wgmma with K = 0 sets C to beta * C", "[gpu][gemm][wgmma]", __nv_bfloat16, __half) {
+  SKIP_UNLESS_WGMMA_RUNS();
+  for (const float beta : {0.0f, 0.5f, -2.0f}) {
+    gemm_case c;
+    c.m = 33;
+    c.n = 65;
+    c.k = 0;
+    c.alpha = 1.5f;
+    c.beta = beta;
+    CHECK_FALSE(require_matches<TestType>(c).tma_path);  // rung 4 does it
+  }
+}
+
+TEMPLATE_TEST_CASE("gemm_wgmma falls back to rung 4 for operands TMA cannot describe", "[gpu][gemm][wgmma]",
+                   __nv_bfloat16, __half) {
+  SKIP_UNLESS_WGMMA_RUNS();
+  for (const auto& [a_k, b_n] : layouts) {
+    for (const bool misaligned : {true, false}) {
+      gemm_case c;
+      c.m = 127;
+      c.n = 129;
+      c.k = 255;
+      c.beta = 0.5f;
+      c.a_k_contiguous = a_k;
+      c.b_n_contiguous = b_n;
+      if (misaligned) {
+        c.operand_offset = 1;  // 2 bytes past the allocation's alignment
+      } else {
+        c.ld_multiple = 1;
+        c.ld_extra = 3;  // leading dimensions not a multiple of 8
+      }
+      CHECK_FALSE(require_matches<TestType>(c).tma_path);
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("gemm_wgmma writes only the m x n window of C", "[gpu][gemm][wgmma]", __nv_bfloat16, __half) {
+  // Padding beyond column n, odd ldc (single-float stores) and a C not 8-byte aligned.
+  SKIP_UNLESS_WGMMA_RUNS();
+  for (const auto& [ld_extra, offset] :
+       std::vector<std::pair<std::int64_t, std::int64_t>>{{8, 0}, {3, 0}, {0, 1}, {5, 3}}) {
+    gemm_case c;
+    c.m = 130;
+    c.n = 259;
+    c.k = 72;
+    c.beta = 2.0f;
+    c.c_ld_extra = ld_extra;
+    c.c_offset = offset;
+    CHECK(require_matches<TestType>(c).tma_path);
+  }
+}
+
+TEMPLATE_TEST_CASE("gemm_wgmma with an empty C does nothing", "[gpu][gemm][wgmma]", __nv_bfloat16, __half) {
+  SKIP_UNLESS_WGMMA_RUNS();
+  for (const auto& sh : {shape{0, 5, 3}, shape{5, 0, 3}, shape{0, 0, 0}}) {
+    gemm_case c;
+    c.m = sh.m;
+    c.n = sh.n;
+    c.k = sh.k;
+    c.c_ld_extra = 2;  // C holds only padding (or nothing): it must stay NaN
+    require_matches<TestType>(c);
+  }
+}
