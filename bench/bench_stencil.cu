@@ -5,13 +5,8 @@
 // once; flops count 2 k^2 per pixel (one multiply and one add per tap).
 //
 // Rows `stencil_<k>x<k>/foundry_<shape>/...` are tuning candidates for
-// foundry::convolve_2d_policy at the sizes the goal names; the default policy is the row
-// named plain `foundry` (at 3x3 and 5x5 the register-blocked kernel, 32x8c4r4 below).
-//   - <block_x>x<block_y>c<cols>r<rows>: the register-blocked kernel (3x3 and 5x5 by
-//     default) with block_x x block_y threads, each computing cols x rows outputs;
-//     32x4c4r4 runs it at every filter size, so it has rows at 9x9 and 15x15 too.
-//   - <block_x>x<block_y>r<rows>: the column kernel (the default at 9x9 and 15x15) at
-//     every size, with that tile: the best two of the 2026-12-02 round, for comparison.
+// foundry::convolve_2d_policy at the sizes the goal names: <block_x>x<block_y>r<rows per
+// thread>. The default policy is the row named plain `foundry`.
 //
 // Correct before timed: the naive output is checked against a CPU reference (double
 // accumulation) on the first, middle and last rows, where all borders are; every
@@ -41,46 +36,24 @@ using foundry::image_view;
 constexpr std::size_t side = 8192;
 constexpr border_mode border = border_mode::clamp;
 
-// Candidate policies (see the file comment). Registers (sm_90, CUDA 13.0, -Xptxas -v)
-// and spills are listed in STENCIL_NOTES.md; none spills.
-
-// Register-blocked candidates: the default policy's radii (1 and 2), other tiles.
-template <int BlockX, int BlockY, int Cols, int Rows, int MinBlocks>
-struct register_blocked_tile : foundry::convolve_2d_register_blocked_policy {
-  static constexpr int block_x = BlockX;
-  static constexpr int block_y = BlockY;
-  static constexpr int cols_per_thread = Cols;
-  static constexpr int rows_per_thread = Rows;
-  static constexpr int min_blocks_per_sm = MinBlocks;
-};
-template <class Tile>
-struct register_blocked_candidate : foundry::convolve_2d_policy {
-  using register_blocked = Tile;
-};
-// Tile 128 x 32 as the default, 8 rows per thread in half the threads (128 threads,
-// 39 KB of shared memory: 5 blocks per SM).
-using policy_32x4c4r8 = register_blocked_candidate<register_blocked_tile<32, 4, 4, 8, 5>>;
-// Tile 64 x 64: two columns per thread, float2 shared reads.
-using policy_32x8c2r8 = register_blocked_candidate<register_blocked_tile<32, 8, 2, 8, 4>>;
-// Tile 256 x 16: longer rows per tile (fewer halo columns, longer DRAM bursts), 42 KB.
-using policy_64x4c4r4 = register_blocked_candidate<register_blocked_tile<64, 4, 4, 4, 4>>;
-// Tile 128 x 16 in 128 threads, 6 blocks per SM; the register-blocked kernel at every
-// radius (its 2 x 34.5 KB at radius 7 still fits the 48 KB of static shared memory).
-struct policy_32x4c4r4 : register_blocked_candidate<register_blocked_tile<32, 4, 4, 4, 6>> {
-  __host__ __device__ static constexpr bool use_register_blocked(int) { return true; }
-};
-
-// Column-kernel candidates at every radius (the 2026-12-02 round's best two).
-struct column_only : foundry::convolve_2d_policy {
-  __host__ __device__ static constexpr bool use_register_blocked(int) { return false; }
-};
-struct policy_128x2r8 : column_only {
+// Candidate policies (see the file comment). Without spills on sm_90: 40 registers at
+// radius <= 4 (64 for 64x4r16, whose 16 accumulators spill at 48).
+struct policy_128x2r8 : foundry::convolve_2d_policy {
   static constexpr int block_x = 128;
   static constexpr int block_y = 2;
 };
-struct policy_64x4r16 : column_only {
+struct policy_64x4r16 : foundry::convolve_2d_policy {
   static constexpr int rows_per_thread = 16;
   __host__ __device__ static constexpr int min_blocks_per_sm(int) { return 4; }
+};
+struct policy_128x4r8 : foundry::convolve_2d_policy {
+  static constexpr int block_x = 128;
+  static constexpr int block_y = 4;
+  __host__ __device__ static constexpr int min_blocks_per_sm(int radius) { return radius <= 4 ? 3 : 2; }
+};
+struct policy_32x8r8 : foundry::convolve_2d_policy {
+  static constexpr int block_x = 32;
+  static constexpr int block_y = 8;
 };
 
 // k*k weights uniform in [-1, 1] from a fixed seed.
@@ -233,13 +206,11 @@ const bool registered = [] {
     add(algorithm + "/naive" + size, bm_naive, k);
     add(algorithm + "/foundry" + size, bm_foundry<foundry::convolve_2d_policy>, k);
     if (k <= 5) {
-      add(algorithm + "/foundry_32x4c4r8" + size, bm_foundry<policy_32x4c4r8>, k);
-      add(algorithm + "/foundry_32x8c2r8" + size, bm_foundry<policy_32x8c2r8>, k);
-      add(algorithm + "/foundry_64x4c4r4" + size, bm_foundry<policy_64x4c4r4>, k);
       add(algorithm + "/foundry_128x2r8" + size, bm_foundry<policy_128x2r8>, k);
       add(algorithm + "/foundry_64x4r16" + size, bm_foundry<policy_64x4r16>, k);
+      add(algorithm + "/foundry_128x4r8" + size, bm_foundry<policy_128x4r8>, k);
+      add(algorithm + "/foundry_32x8r8" + size, bm_foundry<policy_32x8r8>, k);
     }
-    add(algorithm + "/foundry_32x4c4r4" + size, bm_foundry<policy_32x4c4r4>, k);
     add(algorithm + "/cudaMemcpy" + size, bm_memcpy, k);
   }
   return true;

@@ -128,36 +128,9 @@ std::size_t count_mismatches(const host_image& out, const reference_image& ref, 
 // ---------------------------------------------------------------------------
 // Running either variant
 
-// The register-blocked kernel at every radius, with a tile other than the default's:
-// two columns per thread (float2 shared reads), 64 x 32 outputs per tile. Its double
-// buffer at radius 7 is 2 x 80 x 46 floats = 29 KiB.
-struct register_blocked_everywhere : foundry::convolve_2d_policy {
-  __host__ __device__ static constexpr bool use_register_blocked(int) { return true; }
-  struct register_blocked : foundry::convolve_2d_register_blocked_policy {
-    static constexpr int block_x = 32;
-    static constexpr int block_y = 4;
-    static constexpr int cols_per_thread = 2;
-    static constexpr int rows_per_thread = 8;
-  };
-};
+enum class variant { foundry, naive };
 
-// The column kernel at every radius (the default policy uses it from radius 3).
-struct columns_everywhere : foundry::convolve_2d_policy {
-  __host__ __device__ static constexpr bool use_register_blocked(int) { return false; }
-};
-
-// foundry: the default policy (register-blocked kernel at radius 1 and 2, column kernel
-// above); register_blocked and columns: one kernel at every radius; naive: the twin.
-enum class variant { foundry, register_blocked, columns, naive };
-
-const char* to_string(variant v) {
-  switch (v) {
-    case variant::foundry: return "foundry";
-    case variant::register_blocked: return "foundry (register-blocked kernel only)";
-    case variant::columns: return "foundry (column kernel only)";
-    default: return "naive";
-  }
-}
+const char* to_string(variant v) { return v == variant::foundry ? "foundry" : "naive"; }
 const char* to_string(border_mode b) { return b == border_mode::clamp ? "clamp" : "zero"; }
 
 // Enqueues the convolution of the device image `in` into `out`; the naive twin
@@ -167,10 +140,6 @@ void enqueue_convolution(variant v, image_view<const float> in, image_view<float
   const cuda::std::span<const float> host_filter(filter.data(), filter.size());
   if (v == variant::foundry) {
     foundry::convolve_2d(in, out, host_filter, border, s);
-  } else if (v == variant::register_blocked) {
-    foundry::convolve_2d<register_blocked_everywhere>(in, out, host_filter, border, s);
-  } else if (v == variant::columns) {
-    foundry::convolve_2d<columns_everywhere>(in, out, host_filter, border, s);
   } else {
     const auto device_filter = foundry::test::to_device(filter, s);
     foundry::naive::convolve_2d(in, out, device_filter.span(), border, s);
@@ -197,13 +166,11 @@ struct image_size {
   std::size_t height;
 };
 
-// Widths and heights one off the tile sides (2^k +- 1 around the 128 x 32, 64 x 32 and
-// 64 x 64 tiles), widths that are not multiples of 4 (the last vector of a row is
-// partial), single rows and columns, where every tap but the centre one is a border read.
+// Not multiples of the 64 x 32 tile; single rows and columns, where every tap
+// but the centre one is a border read.
 const std::vector<image_size>& test_sizes() {
-  static const std::vector<image_size> sizes{{1, 1},   {1, 257},  {257, 1},   {2, 3},     {31, 33},
-                                             {33, 31}, {63, 65},  {65, 63},   {127, 129}, {129, 127},
-                                             {255, 31}, {257, 33}, {1000, 777}};
+  static const std::vector<image_size> sizes{{1, 1},     {1, 257},    {257, 1},    {31, 33},
+                                             {33, 31},   {127, 129},  {1000, 777}};
   return sizes;
 }
 
@@ -254,45 +221,6 @@ TEST_CASE("convolve_2d matches the CPU reference for every odd filter size with 
   check_all_sizes(variant::foundry, border_mode::zero);
 }
 
-TEST_CASE("convolve_2d's register-blocked kernel matches the CPU reference at every filter size with clamped borders",
-          "[gpu]") {
-  check_all_sizes(variant::register_blocked, border_mode::clamp);
-}
-
-TEST_CASE("convolve_2d's register-blocked kernel matches the CPU reference at every filter size with zero borders",
-          "[gpu]") {
-  check_all_sizes(variant::register_blocked, border_mode::zero);
-}
-
-TEST_CASE("convolve_2d's column kernel matches the CPU reference at every filter size with clamped borders", "[gpu]") {
-  check_all_sizes(variant::columns, border_mode::clamp);
-}
-
-TEST_CASE("convolve_2d's column kernel matches the CPU reference at every filter size with zero borders", "[gpu]") {
-  check_all_sizes(variant::columns, border_mode::zero);
-}
-
-TEST_CASE("convolve_2d covers images with more tiles than its persistent grid has blocks", "[gpu]") {
-  // 893 x 4099 is 7 x 129 tiles of 128 x 32: several tiles per resident block, and a
-  // row-major step (the grid size) that is not a multiple of the 7 tiles per row, so a
-  // block's next tile wraps to the next tile row at a different column each time.
-  // Pitch 896 allows vector loads and stores; the tight pitch 893 allows neither.
-  for (std::size_t pitch : {std::size_t{896}, std::size_t{893}}) {
-    const auto in = random_image(893, 4099, pitch, 41);
-    for (int k : {3, 5}) {
-      const auto filter = random_filter(k);
-      for (auto border : {border_mode::clamp, border_mode::zero}) {
-        const auto out = convolve_on_device(variant::foundry, in, pitch, filter, border);
-        std::string first;
-        const std::size_t bad = count_mismatches(out, cpu_convolve(in, filter, border), k, first);
-        INFO("pitch " << pitch << ", " << to_string(border) << ", " << k << "x" << k << ": " << bad
-                      << " bad, first " << first);
-        CHECK(bad == 0);
-      }
-    }
-  }
-}
-
 TEST_CASE("naive::convolve_2d matches the CPU reference for every odd filter size with clamped borders", "[gpu]") {
   check_all_sizes(variant::naive, border_mode::clamp);
 }
@@ -308,11 +236,11 @@ TEST_CASE("convolve_2d reads and writes only the image when the pitch exceeds th
     std::size_t width, input_pitch, output_pitch;
   };
   const std::vector<pitch_case> cases{{1000, 1000 + 24, 1000 + 8}, {127, 127 + 5, 127 + 3}};
-  for (int k : {3, 5, 7, 15}) {
+  for (int k : {3, 7, 15}) {
     const auto filter = random_filter(k);
     for (const auto& c : cases) {
       for (auto border : {border_mode::clamp, border_mode::zero}) {
-        for (auto v : {variant::foundry, variant::register_blocked, variant::naive}) {
+        for (auto v : {variant::foundry, variant::naive}) {
           const auto in = random_image(c.width, 301, c.input_pitch, 77 + c.width);
           const auto out = convolve_on_device(v, in, c.output_pitch, filter, border);
           std::string first;
@@ -333,28 +261,24 @@ TEST_CASE("convolve_2d is correct on an input that allows no 16-byte loads", "[g
   for (int k : {3, 5, 13}) {
     const auto filter = random_filter(k);
     for (auto border : {border_mode::clamp, border_mode::zero}) {
-      for (auto v : {variant::foundry, variant::register_blocked}) {
-        const auto in = random_image(300, 97, 304, 5);
-        const auto out = convolve_on_device(v, in, 300, filter, border, 1);
-        std::string first;
-        const std::size_t bad = count_mismatches(out, cpu_convolve(in, filter, border), k, first);
-        INFO(to_string(v) << ", " << to_string(border) << ", " << k << "x" << k << ": " << bad << " bad, first "
-                          << first);
-        CHECK(bad == 0);
-      }
+      const auto in = random_image(300, 97, 304, 5);
+      const auto out = convolve_on_device(variant::foundry, in, 300, filter, border, 1);
+      std::string first;
+      const std::size_t bad = count_mismatches(out, cpu_convolve(in, filter, border), k, first);
+      INFO(to_string(border) << ", " << k << "x" << k << ": " << bad << " bad, first " << first);
+      CHECK(bad == 0);
     }
   }
 }
 
 TEST_CASE("convolve_2d covers an image taller than the grid's y limit", "[gpu]") {
-  // 65535 blocks of 32 rows (column kernel) and of 8 rows (naive) cover fewer rows
-  // than this: both kernels must loop over the rest. The default policy runs the
-  // register-blocked kernel at 3x3: 65537 tiles of one column, a persistent grid.
+  // 65535 blocks of 32 rows (fast) and of 8 rows (naive) cover fewer rows than
+  // this: both kernels must loop over the rest.
   const std::size_t height = (std::size_t{1} << 21) + 5;
   const auto filter = random_filter(3);
   const auto in = random_image(3, height, 3, 11);
   const auto ref = cpu_convolve(in, filter, border_mode::clamp);
-  for (auto v : {variant::foundry, variant::columns, variant::naive}) {
+  for (auto v : {variant::foundry, variant::naive}) {
     const auto out = convolve_on_device(v, in, 3, filter, border_mode::clamp);
     std::string first;
     const std::size_t bad = count_mismatches(out, ref, 3, first);

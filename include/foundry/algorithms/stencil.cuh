@@ -35,67 +35,31 @@
 /// reads stay indexed constant-bank loads. The largest filter is 225 floats
 /// (900 bytes), far inside the 4 KiB parameter limit.
 ///
-/// ## How the fast kernels work
-/// Two kernels; the policy picks one per filter radius at compile time
-/// (`convolve_2d_policy::use_register_blocked`).
-///
-/// **Small filters (3×3, 5×5 by default): the register-blocked kernel**
-/// (`convolve_2d_register_blocked_kernel`). At 5×5 the image must stream at
-/// >= 0.8× the copy bandwidth, 0.159 ms per 8192² image, while doing 25 FMAs per
-/// output. Two things stand in the way of the simple tiled kernel below:
-/// 1. *Shared-memory reads.* One scalar read per tap is 25 × 4 B × 67 M outputs
-///    = 6.7 GB in 0.159 ms = 42 TB/s, above the H200's 33 TB/s of shared
-///    bandwidth (132 SMs × 128 B/clk × 1.98 GHz), and every read is also an
-///    issued instruction. So each thread computes a `cols × rows` block of
-///    outputs: each input row of its window is read once, as `cols`-float
-///    vectors (three 16-byte reads cover the 4 + 2r ≤ 12 columns that 4 outputs
-///    need, r ≤ 4), and applied from registers to every output of the block
-///    that needs it (all k filter rows, all `cols` columns). At 4 × 4 outputs and
-///    r = 2 that is 3 × 8 = 24 vector reads for 16 outputs × 25 taps.
-/// 2. *Load, then compute, then load.* A block that loads its tile, waits, and
-///    computes has no bytes in flight while it computes; only the other resident
-///    blocks hide that. Here each block is persistent: it walks over tiles
-///    (tile b, b + G, b + 2G, … of a row-major order, G the grid size), and
-///    while it computes tile t the `cp.async` copies of tile t + G into the
-///    second of two shared buffers are already in flight, with no registers
-///    held for them.
-/// The tile and its halo are copied in 16-byte chunks (the left and right halos
-/// are padded to 4 columns, so every chunk is aligned). Chunks that cross the
-/// image edge, or an input that allows no 16-byte loads, take the per-pixel
-/// clamp / zero path with plain loads and shared stores. Outputs leave as
-/// `cols`-float vector stores when the output allows it.
-///
-/// **Wider filters: the column kernel** (`convolve_2d_kernel`). Each block owns
-/// a tile of `block_x × (block_y · rows_per_thread)` outputs. It loads the tile
-/// plus an r-pixel halo into shared memory with 16-byte loads (the left halo is
-/// padded to a multiple of four columns so that every chunk is aligned), then
-/// each thread computes a column of `rows_per_thread` outputs: the
-/// k·(rows + 2r) shared-memory reads of its window feed k²·rows FMAs.
-///
-/// In both, the filter radius is a template parameter so the loops unroll
-/// (radius 1 to 7 is dispatched at run time to seven instantiations), and
-/// border handling costs nothing in the interior: only chunks that cross the
-/// image edge take the per-pixel path.
+/// ## How the fast kernel works
+/// Each block owns a tile of `block_x × (block_y · rows_per_thread)` outputs.
+/// It loads the tile plus an r-pixel halo into shared memory with 16-byte loads
+/// (the left halo is padded to a multiple of four columns so that every chunk
+/// is aligned), then each thread computes a column of `rows_per_thread`
+/// outputs: the k·(rows + 2r) shared-memory reads of its window feed
+/// k²·rows FMAs, and the filter radius is a template parameter so the loops
+/// unroll (radius 1 to 7 is dispatched at run time to seven instantiations).
+/// Border handling costs nothing in the interior: only chunks that cross the
+/// image edge take the per-pixel clamp / zero path.
 
 #include <foundry/core/error.cuh>
 #include <foundry/core/math.cuh>
 #include <foundry/launch/launch.cuh>
 #include <foundry/launch/launch_config.cuh>
-#include <foundry/runtime/device.cuh>
-#include <foundry/thread/async_copy.cuh>
-#include <foundry/thread/vector.cuh>
 #include <foundry/util/nvtx.cuh>
 
 #include <cuda/std/span>
 #include <cuda/stream_ref>
 #include <cuda_runtime_api.h>
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
-#include <type_traits>
 
 namespace foundry {
 
@@ -120,56 +84,13 @@ struct image_view {
 inline constexpr int min_filter_size = 3;
 inline constexpr int max_filter_size = 15;
 
-/// Tuning of the register-blocked kernel (small filters; see the file comment).
-/// A block of `block_x × block_y` threads computes a tile of
-/// `(block_x · cols_per_thread) × (block_y · rows_per_thread)` outputs; each
-/// thread a `cols_per_thread × rows_per_thread` block of them. Override by
-/// deriving, through `convolve_2d_policy::register_blocked` (see there).
-/// Registers and spills (sm_90, CUDA 13.0, `-Xptxas -v`, this default): 62 registers
-/// at radius 1, 64 at radius 2 (the launch-bounds cap), no spills; 37.0 and 39.2 KB
-/// of shared memory.
-/// Predicted, not yet measured on the H200 (the column kernel's 5x5 reached
-/// 2850 GB/s, 0.680× cudaMemcpy): memory-bound at about 0.85× cudaMemcpy for both
-/// 3x3 and 5x5 (STENCIL_NOTES.md has the arithmetic); rows
-/// stencil_<k>x<k>/foundry/8192x8192 and the candidates
-/// stencil_<k>x<k>/foundry_<block_x>x<block_y>c<cols>r<rows>/8192x8192.
-struct convolve_2d_register_blocked_policy {
-  /// Threads along x. With 4 columns per thread, a quarter-warp's 16-byte
-  /// shared reads cover 128 contiguous bytes: conflict-free for any block_x >= 8.
-  static constexpr int block_x = 32;
-  /// Threads along y: 32 × 8 = 256 threads.
-  static constexpr int block_y = 8;
-  /// Adjacent outputs per thread along x, and the width (in floats) of its
-  /// shared-memory reads: 1, 2 or 4. Four outputs need 4 + 2r input columns,
-  /// read as three 16-byte vectors for any r <= 4, against k scalar reads per
-  /// output with one column per thread.
-  static constexpr int cols_per_thread = 4;
-  /// Outputs per thread along y: each input row is read once and applied to
-  /// every output row of the thread that needs it (a vertical sliding window in
-  /// registers), so shared reads per output fall as (rows + 2r) / rows.
-  /// 4 × 4 = 16 accumulators: few enough registers for 4 blocks of 256 threads.
-  static constexpr int rows_per_thread = 4;
-  /// Resident blocks per SM promised to the compiler (`__launch_bounds__`), which
-  /// caps registers at 65536 / (threads × this) = 64. The double-buffered tile
-  /// (2 × 136 × 36 floats = 38.3 KiB at r = 2) allows 5 per SM in 227 KiB; the
-  /// grid is sized from the occupancy the compiled kernel really has.
-  static constexpr int min_blocks_per_sm = 4;
-};
-
-/// Tuning of the fast kernels, as a type (the values shape shared-memory arrays,
+/// Tuning of the fast kernel, as a type (the values shape shared-memory arrays,
 /// launch bounds and unrolled loops, so they are compile-time). Override by
 /// deriving, and pass the result as the template argument:
 /// `struct tall : foundry::convolve_2d_policy { static constexpr int rows_per_thread = 16; };`
 /// then `foundry::convolve_2d<tall>(...)`.
-/// Registers and spills of the column kernel (sm_90, CUDA 13.0, default policy): 40 registers for
+/// Registers and spills (sm_90, CUDA 13.0, default policy): 40 registers for
 /// radius 1-4, 64 for 5-7, no spills.
-///
-/// The figures below for the column kernel's values were measured when it also ran
-/// 3x3 and 5x5 (2026-12-02): the rows stencil_3x3/foundry and stencil_5x5/foundry of
-/// that round are the column kernel; from the register-blocked kernel on, those rows
-/// are the register-blocked kernel, and the column kernel's 3x3 and 5x5 rows are the
-/// candidates foundry_128x2r8 and foundry_64x4r16 (foundry_128x4r8 and foundry_32x8r8
-/// are no longer registered).
 struct convolve_2d_policy {
   /// Threads per block along x; each thread owns one output column of the
   /// tile, so this is also the tile width. A multiple of 32 keeps the
@@ -217,20 +138,6 @@ struct convolve_2d_policy {
   /// (row stencil_9x9/foundry/8192x8192) and 34.2 TFLOP/s at 15x15 (row
   /// stencil_15x15/foundry/8192x8192), both on the looped path.
   __host__ __device__ static constexpr bool unroll_filter_columns(int radius) { return radius <= 3; }
-
-  /// Which radii run the register-blocked kernel (the others run the column
-  /// kernel tuned by the values above). Radius 1 and 2 (3x3, 5x5): there the
-  /// image must stream at copy speed, and the column kernel's 5x5 reached only
-  /// 0.680× cudaMemcpy (H200, 2026-12-02, figures above). The wider filters are
-  /// FMA-bound; whether the register-blocked kernel also wins there is measured by
-  /// the candidate rows stencil_9x9/foundry_32x4c4r4 and stencil_15x15/foundry_32x4c4r4
-  /// (not yet run). At the default 128 × 32 tile their double buffer would not fit
-  /// the 48 KiB of static shared memory from radius 5 on (static_assert).
-  __host__ __device__ static constexpr bool use_register_blocked(int radius) { return radius <= 2; }
-  /// The register-blocked kernel's tile; replace it with a type derived from
-  /// `convolve_2d_register_blocked_policy`:
-  /// `struct p : foundry::convolve_2d_policy { struct register_blocked : foundry::convolve_2d_register_blocked_policy { static constexpr int rows_per_thread = 8; }; };`
-  using register_blocked = convolve_2d_register_blocked_policy;
 };
 
 namespace detail {
@@ -294,14 +201,9 @@ struct convolve_2d_params {
   std::int64_t height;
   std::int64_t input_pitch;
   std::int64_t output_pitch;
-  std::int64_t tile_rows;  ///< column kernel: tiles along y; it loops over them when the grid is capped
-  std::int64_t tiles_x;    ///< register-blocked kernel: tiles along x ...
-  std::int64_t tiles_y;    ///< ... and along y
-  std::int64_t step_rows;  ///< register-blocked kernel: a block's next tile is step_rows tile rows
-  std::int64_t step_cols;  ///< and step_cols tile columns further (gridDim.x tiles in row-major order)
+  std::int64_t tile_rows;  ///< tiles along y; the kernel loops over them when the grid is capped
   border_mode border;
-  bool vector_loads;   ///< input and pitch allow aligned 16-byte loads
-  bool vector_stores;  ///< output and pitch allow aligned 16-byte stores
+  bool vector_loads;  ///< input and pitch allow aligned 16-byte loads
   float weights[size * size];
 };
 
@@ -412,9 +314,9 @@ __global__ void __launch_bounds__(Policy::block_x* Policy::block_y, Policy::min_
   }
 }
 
-/// Enqueues the column kernel for one filter radius.
+/// Enqueues the fast kernel for one filter radius.
 template <int Radius, class Policy>
-void launch_convolve_2d_columns(const image_view<const float>& in, const image_view<float>& out,
+void launch_convolve_2d(const image_view<const float>& in, const image_view<float>& out,
                         cuda::std::span<const float> filter, border_mode border, cuda::stream_ref s) {
   constexpr int tile_w = Policy::block_x;
   constexpr int tile_h = Policy::block_y * Policy::rows_per_thread;
@@ -438,216 +340,6 @@ void launch_convolve_2d_columns(const image_view<const float>& in, const image_v
   launch(s, c, convolve_2d_kernel<Radius, Policy>, p);
 }
 
-/// The compile-time geometry of the register-blocked kernel for one radius and tile.
-template <int Radius, class Tile>
-struct register_blocked_shape {
-  static constexpr int k = 2 * Radius + 1;
-  static constexpr int cols = Tile::cols_per_thread;
-  static constexpr int rows = Tile::rows_per_thread;
-  static constexpr int threads = Tile::block_x * Tile::block_y;
-  static constexpr int tile_w = Tile::block_x * cols;  ///< outputs per tile along x
-  static constexpr int tile_h = Tile::block_y * rows;  ///< and along y
-  /// The halo columns on each side, padded to a multiple of four so that the
-  /// first shared column, tile_x0 - pad, is a multiple of four: every 16-byte
-  /// chunk of a row is aligned in global and in shared memory.
-  static constexpr int pad = round_up(Radius, 4);
-  static constexpr int s_w = tile_w + 2 * pad;     ///< floats per shared row
-  static constexpr int s_h = tile_h + 2 * Radius;  ///< shared rows
-  static constexpr int chunks_per_row = s_w / 4;
-  static constexpr int chunks = s_h * chunks_per_row;  ///< 16-byte chunks per buffer
-  static constexpr int chunks_per_thread = ceil_div(chunks, threads);
-  /// A thread's outputs at tile columns cols·tx … cols·tx + cols - 1 read shared
-  /// columns pad - r + cols·tx … pad + r + cols·tx + cols - 1: `vectors` aligned
-  /// vectors of `cols` floats from vector number first_vector + tx, in which the
-  /// first column needed is float number `window_offset`.
-  static constexpr int first_vector = (pad - Radius) / cols;
-  static constexpr int window_offset = (pad - Radius) % cols;
-  static constexpr int vectors = (pad + Radius + cols - 1) / cols - first_vector + 1;
-
-  static_assert(cols == 1 || cols == 2 || cols == 4, "cols_per_thread must be 1, 2 or 4");
-  static_assert(window_offset + cols + 2 * Radius <= vectors * cols, "the vectors read cover the window");
-  static_assert(tile_w % 4 == 0, "block_x * cols_per_thread must be a multiple of 4 for the 16-byte tile copies");
-  static_assert(2 * chunks * 16 <= 48 * 1024,
-                "the two tile buffers must fit in 48 KiB of static shared memory: use a smaller tile for this radius");
-};
-
-/// Copies into `s_tile` the input that the tile of outputs starting at (x0, y0)
-/// reads: `cp.async` 16-byte copies for the chunks inside the image (when the
-/// input allows aligned vector loads), per-pixel bordered loads and shared
-/// stores for the others. Call `async_copy_commit` after it.
-template <int Radius, class Shape>
-__device__ __forceinline__ void stage_tile(const convolve_2d_params<Radius>& p, float4* s_tile, std::int64_t x0,
-                                           std::int64_t y0, int tid) {
-  const std::int64_t first_x = x0 - Shape::pad;  // image column of the tile's first shared column
-  const std::int64_t first_y = y0 - Radius;      // and image row of its first shared row
-  // Uniform across the block, true for all but the edge tiles: then no chunk needs a check.
-  const bool all_inside = p.vector_loads && first_x >= 0 && first_y >= 0 && first_x + Shape::s_w <= p.width &&
-                          first_y + Shape::s_h <= p.height;
-#pragma unroll
-  for (int c = 0; c < Shape::chunks_per_thread; ++c) {
-    // Consecutive threads take consecutive chunks: 16-byte copies without bank conflicts.
-    const int i = tid + c * Shape::threads;
-    if (Shape::chunks % Shape::threads == 0 || i < Shape::chunks) {
-      const int row = i / Shape::chunks_per_row;
-      const int col = i - row * Shape::chunks_per_row;
-      const std::int64_t x = first_x + 4 * col;
-      const std::int64_t y = first_y + row;
-      if (all_inside || (p.vector_loads && y >= 0 && y < p.height && x >= 0 && x + 4 <= p.width)) {
-        async_copy_16(s_tile + i, p.input + y * p.input_pitch + x);
-      } else {
-        s_tile[i] = make_float4(load_pixel(p, x, y), load_pixel(p, x + 1, y), load_pixel(p, x + 2, y),
-                                load_pixel(p, x + 3, y));
-      }
-    }
-  }
-}
-
-/// Computes this thread's `cols × rows` outputs of the tile at (x0, y0) from the
-/// staged input `s_tile`, and stores them.
-template <int Radius, class Shape>
-__device__ __forceinline__ void convolve_tile(const convolve_2d_params<Radius>& p, const float4* s_tile,
-                                              std::int64_t x0, std::int64_t y0, int tx, int ty) {
-  constexpr int k = Shape::k;
-  constexpr int cols = Shape::cols;
-  constexpr int rows = Shape::rows;
-  using vec = aligned_vector<float, cols>;
-
-  vec r_acc[rows];
-#pragma unroll
-  for (int o = 0; o < rows; ++o) {
-#pragma unroll
-    for (int c = 0; c < cols; ++c) r_acc[o][c] = 0.0f;
-  }
-  // The first vector of this thread's window in its first input row.
-  const vec* s_window = reinterpret_cast<const vec*>(s_tile) + ty * rows * (Shape::s_w / cols) +
-                        Shape::first_vector + tx;
-  // Input row `in_row` of the window feeds output row o through filter row in_row - o:
-  // read it once, apply it to every output that needs it, then forget it.
-#pragma unroll
-  for (int in_row = 0; in_row < rows + 2 * Radius; ++in_row) {
-    float r_in[Shape::vectors * cols];
-#pragma unroll
-    for (int v = 0; v < Shape::vectors; ++v) {
-      const vec chunk = s_window[in_row * (Shape::s_w / cols) + v];
-#pragma unroll
-      for (int c = 0; c < cols; ++c) r_in[v * cols + c] = chunk[c];
-    }
-#pragma unroll
-    for (int i = 0; i < k; ++i) {
-      const int o = in_row - i;
-      if (o >= 0 && o < rows) {
-#pragma unroll
-        for (int j = 0; j < k; ++j) {
-#pragma unroll
-          for (int c = 0; c < cols; ++c) {
-            r_acc[o][c] = fmaf(p.weights[i * k + j], r_in[Shape::window_offset + c + j], r_acc[o][c]);
-          }
-        }
-      }
-    }
-  }
-
-  // A warp stores block_x · cols consecutive floats of a row, as vectors when it may.
-  const std::int64_t x = x0 + cols * tx;
-#pragma unroll
-  for (int o = 0; o < rows; ++o) {
-    const std::int64_t y = y0 + ty * rows + o;
-    if (y >= p.height || x >= p.width) continue;
-    float* dst = p.output + y * p.output_pitch + x;
-    if (p.vector_stores && x + cols <= p.width) {
-      store_vector(dst, r_acc[o]);
-    } else {
-#pragma unroll
-      for (int c = 0; c < cols; ++c) {
-        if (x + c < p.width) dst[c] = r_acc[o][c];
-      }
-    }
-  }
-}
-
-/// The register-blocked kernel (see the file comment). A persistent grid: block b
-/// takes tiles b, b + G, b + 2G, … (G = gridDim.x) in row-major tile order, and
-/// copies the next one into the other shared buffer while it computes the current.
-template <int Radius, class Tile>
-__global__ void __launch_bounds__(Tile::block_x* Tile::block_y, Tile::min_blocks_per_sm)
-    convolve_2d_register_blocked_kernel(const __grid_constant__ convolve_2d_params<Radius> p) {
-  using shape = register_blocked_shape<Radius, Tile>;
-  __shared__ float4 s_tiles[2][shape::chunks];
-
-  const int tx = static_cast<int>(threadIdx.x);
-  const int ty = static_cast<int>(threadIdx.y);
-  const int tid = ty * Tile::block_x + tx;
-
-  // gridDim.x <= tiles_x · tiles_y (the launch ensures it): every block has a first tile.
-  std::int64_t tile_row = std::int64_t{blockIdx.x} / p.tiles_x;
-  std::int64_t tile_col = std::int64_t{blockIdx.x} - tile_row * p.tiles_x;
-  stage_tile<Radius, shape>(p, s_tiles[0], tile_col * shape::tile_w, tile_row * shape::tile_h, tid);
-  async_copy_commit();
-
-  for (int buffer = 0; tile_row < p.tiles_y; buffer ^= 1) {
-    // The next tile, G further in row-major order, without a 64-bit division.
-    std::int64_t next_col = tile_col + p.step_cols;
-    std::int64_t next_row = tile_row + p.step_rows;
-    if (next_col >= p.tiles_x) {
-      next_col -= p.tiles_x;
-      ++next_row;
-    }
-    // Its copies fly while this tile is computed. The other buffer is free: every
-    // thread passed the barrier at the end of the previous iteration.
-    if (next_row < p.tiles_y) {
-      stage_tile<Radius, shape>(p, s_tiles[buffer ^ 1], next_col * shape::tile_w, next_row * shape::tile_h, tid);
-    }
-    async_copy_commit();  // possibly empty: the wait below then still means "the current tile landed"
-    async_copy_wait<1>();
-    __syncthreads();  // every thread's copies and bordered stores of the current tile are visible
-
-    convolve_tile<Radius, shape>(p, s_tiles[buffer], tile_col * shape::tile_w, tile_row * shape::tile_h, tx, ty);
-    __syncthreads();  // the next iteration copies into this buffer
-    tile_col = next_col;
-    tile_row = next_row;
-  }
-}
-
-/// Enqueues the register-blocked kernel for one filter radius: a persistent grid
-/// of at most one wave of resident blocks, balanced so that every block has the
-/// same number of tiles (give or take one).
-template <int Radius, class Tile>
-void launch_convolve_2d_register_blocked(const image_view<const float>& in, const image_view<float>& out,
-                                         cuda::std::span<const float> filter, border_mode border,
-                                         cuda::stream_ref s) {
-  using shape = register_blocked_shape<Radius, Tile>;
-  convolve_2d_params<Radius> p{};
-  p.input = in.data;
-  p.output = out.data;
-  p.width = static_cast<std::int64_t>(in.width);
-  p.height = static_cast<std::int64_t>(in.height);
-  p.input_pitch = static_cast<std::int64_t>(in.pitch);
-  p.output_pitch = static_cast<std::int64_t>(out.pitch);
-  p.tiles_x = static_cast<std::int64_t>(ceil_div<std::size_t>(in.width, shape::tile_w));
-  p.tiles_y = static_cast<std::int64_t>(ceil_div<std::size_t>(in.height, shape::tile_h));
-  p.border = border;
-  p.vector_loads = is_aligned(in.data, 16) && in.pitch % 4 == 0;
-  p.vector_stores = is_aligned(out.data, 16) && out.pitch % 4 == 0;
-  for (std::size_t w = 0; w < filter.size(); ++w) p.weights[w] = filter[w];
-
-  const auto kernel = convolve_2d_register_blocked_kernel<Radius, Tile>;
-  int blocks_per_sm = 0;
-  FOUNDRY_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, shape::threads, 0));
-  // Tiles per block, then the fewest blocks that cover the tiles with that many each: with
-  // one wave of 528 slots and 16384 tiles, 512 blocks of 32 tiles finish together, where
-  // 528 blocks would leave 16 of them alone on a 32nd tile at the end.
-  const std::int64_t tiles = p.tiles_x * p.tiles_y;  // < 2^36 for any image that fits in memory
-  const std::int64_t resident = std::int64_t{resident_grid_blocks(blocks_per_sm)};
-  const std::int64_t blocks = ceil_div(tiles, ceil_div(tiles, resident));
-  p.step_rows = blocks / p.tiles_x;
-  p.step_cols = blocks % p.tiles_x;
-
-  launch_config c;
-  c.block = dim3(Tile::block_x, Tile::block_y, 1);
-  c.grid = dim3(static_cast<unsigned>(blocks), 1, 1);
-  launch(s, c, kernel, p);
-}
-
 }  // namespace detail
 
 /// Convolves `input` with the k×k `filter` into `output` (see the file comment
@@ -664,34 +356,22 @@ void launch_convolve_2d_register_blocked(const image_view<const float>& in, cons
 ///   side 3..15, null pointers, a pitch smaller than the width, differing input
 ///   and output sizes, or overlapping images; `cuda_error` if the launch fails.
 /// - Vector loads need a 16-byte aligned input and a pitch that is a multiple of
-///   4; otherwise the same kernel loads pixel by pixel (correct, slower). Likewise
-///   the register-blocked kernel stores vectors only to a 16-byte aligned output
-///   whose pitch is a multiple of 4.
+///   4; otherwise the same kernel loads pixel by pixel (correct, slower).
 template <class Policy = convolve_2d_policy>
 void convolve_2d(image_view<const float> input, image_view<float> output, cuda::std::span<const float> filter,
                  border_mode border, cuda::stream_ref s) {
   FOUNDRY_NVTX_FUNCTION_RANGE();
   if (!detail::check_convolve_2d_arguments(input, output, filter)) return;
   // The radius is a template parameter so that the filter loops unroll and
-  // every weight becomes a constant-bank operand of its FMA; the policy picks the
-  // kernel per radius at compile time.
-  const auto run = [&](auto radius) {
-    constexpr int r = decltype(radius)::value;
-    if constexpr (Policy::use_register_blocked(r)) {
-      detail::launch_convolve_2d_register_blocked<r, typename Policy::register_blocked>(input, output, filter, border,
-                                                                                       s);
-    } else {
-      detail::launch_convolve_2d_columns<r, Policy>(input, output, filter, border, s);
-    }
-  };
+  // every weight becomes a constant-bank operand of its FMA.
   switch (detail::square_filter_side(filter.size()) / 2) {
-    case 1: run(std::integral_constant<int, 1>{}); break;
-    case 2: run(std::integral_constant<int, 2>{}); break;
-    case 3: run(std::integral_constant<int, 3>{}); break;
-    case 4: run(std::integral_constant<int, 4>{}); break;
-    case 5: run(std::integral_constant<int, 5>{}); break;
-    case 6: run(std::integral_constant<int, 6>{}); break;
-    case 7: run(std::integral_constant<int, 7>{}); break;
+    case 1: detail::launch_convolve_2d<1, Policy>(input, output, filter, border, s); break;
+    case 2: detail::launch_convolve_2d<2, Policy>(input, output, filter, border, s); break;
+    case 3: detail::launch_convolve_2d<3, Policy>(input, output, filter, border, s); break;
+    case 4: detail::launch_convolve_2d<4, Policy>(input, output, filter, border, s); break;
+    case 5: detail::launch_convolve_2d<5, Policy>(input, output, filter, border, s); break;
+    case 6: detail::launch_convolve_2d<6, Policy>(input, output, filter, border, s); break;
+    case 7: detail::launch_convolve_2d<7, Policy>(input, output, filter, border, s); break;
     default: break;  // unreachable: check_convolve_2d_arguments accepted the size
   }
 }
