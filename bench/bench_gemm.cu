@@ -9,8 +9,8 @@
 //   gemm_f32/foundry            the public foundry::gemm (the dispatch picks rung 3)
 //   gemm_f32/cublas             cublasSgemm (default math: true fp32, no TF32)
 //   gemm_bf16/foundry_tensor_core_<candidate>    rung 4 tuning candidates (4096^3 and 8192^3):
-//     bk64_s3 (block_k 64, 3 stages), s3 (3 stages), 256x128 (4 x 2 warps), 128x128_4w
-//     (128 x 128 tile, 4 warps of 64 x 64: two blocks per SM)
+//     bk32_s4 (block_k 32, 4 stages: the default until 2026-12-02), bk32_s3, 256x128 (4 x 2
+//     warps), 128x128_4w (128 x 128 tile, 4 warps of 64 x 64: two blocks per SM)
 //   gemm_bf16/foundry_tensor_core, gemm_bf16/foundry, gemm_bf16/cublas   rung 4 and
 //   cublasGemmEx (bf16 A and B, fp32 C, CUBLAS_COMPUTE_32F); the same for gemm_f16.
 //   gemm_bf16/foundry_wgmma, gemm_f16/foundry_wgmma   rung 5 (wgmma fed by TMA); only in
@@ -225,7 +225,7 @@ enqueue_fn<In> with_tensor_core_policy() {
   };
 }
 
-// Tuning candidates for rung 4 (tensor_core_policy: 128 x 256 x 32, 2 x 4 warps, 4 stages).
+// Tuning candidates for rung 4 (tensor_core_policy: 128 x 256 x 64, 2 x 4 warps, 3 stages).
 template <int BlockM, int BlockN, int BlockK, int WarpsM, int WarpsN, int Stages>
 struct tensor_core_candidate {
   static constexpr int block_m = BlockM;
@@ -278,14 +278,14 @@ const bool registered = [] {
   for (const shape& sh : shapes) add_16bit<__nv_bfloat16>("gemm_bf16", sh);
   for (const shape& sh : {shapes[0], shapes[1]}) {
     using bf16 = __nv_bfloat16;
-    add<bf16>("gemm_bf16/foundry_tensor_core_bk64_s3", sh,
-              with_tensor_core_policy<bf16, tensor_core_candidate<128, 256, 64, 2, 4, 3>>());
-    add<bf16>("gemm_bf16/foundry_tensor_core_s3", sh,
+    add<bf16>("gemm_bf16/foundry_tensor_core_bk32_s4", sh,
+              with_tensor_core_policy<bf16, tensor_core_candidate<128, 256, 32, 2, 4, 4>>());
+    add<bf16>("gemm_bf16/foundry_tensor_core_bk32_s3", sh,
               with_tensor_core_policy<bf16, tensor_core_candidate<128, 256, 32, 2, 4, 3>>());
     add<bf16>("gemm_bf16/foundry_tensor_core_256x128", sh,
-              with_tensor_core_policy<bf16, tensor_core_candidate<256, 128, 32, 4, 2, 4>>());
+              with_tensor_core_policy<bf16, tensor_core_candidate<256, 128, 64, 4, 2, 3>>());
     add<bf16>("gemm_bf16/foundry_tensor_core_128x128_4w", sh,
-              with_tensor_core_policy<bf16, tensor_core_candidate<128, 128, 32, 2, 2, 4>>());
+              with_tensor_core_policy<bf16, tensor_core_candidate<128, 128, 64, 2, 2, 3>>());
   }
   for (const shape& sh : shapes) add_16bit<__half>("gemm_f16", sh);
   return true;

@@ -68,18 +68,19 @@ struct tensor_core_policy {
   /// measured yet.
   static constexpr int block_m = 128;
   static constexpr int block_n = 256;
-  /// K per pipeline step: two `mma` k-steps between barriers.
-  /// 64 would halve the barriers per FLOP (3 stages of 48 KiB fit); 64 against 32
-  /// was not measured yet.
-  static constexpr int block_k = 32;
+  /// K per pipeline step: four `mma` k-steps between barriers. Measured on the H200,
+  /// 2026-12-02, 128 × 256 tiles: block_k 64 with 3 stages ran 285 TFLOP/s bf16 at
+  /// 8192^3 and 267 at 4096^3 (rows gemm_bf16/foundry_tensor_core_bk64_s3/...) against
+  /// block_k 32 with 4 stages' 247 and 239 (rows gemm_bf16/foundry_tensor_core/...),
+  /// 1.15× and 1.12×: half the barriers per FLOP. 3 stages of block_k 32 ran 244 and 235.
+  static constexpr int block_k = 64;
   /// 8 warps as 2 × 4, each 64 × 64. One block per SM: 128 accumulators and 64
   /// registers of double-buffered fragments put a thread at the 255-register cap.
   static constexpr int warps_m = 2;
   static constexpr int warps_n = 4;
-  /// Buffers in the cp.async ring: 4 × 24 KiB = 96 KiB of shared memory, three
-  /// steps of copies in flight while one is multiplied. 3 vs 4 vs 5 stages was not
-  /// measured yet (only 4 ran on the H200, 2026-12-02: the figures above).
-  static constexpr int stages = 4;
+  /// Buffers in the cp.async ring: 3 × 48 KiB = 144 KiB of shared memory, two
+  /// steps of copies in flight while one is multiplied (figures at block_k above).
+  static constexpr int stages = 3;
   /// Tile rows per group in the block order: 8 × 128 rows of A and, with a
   /// 132-SM wave, about 16 columns of B tiles stay hot in L2. Other group sizes
   /// were not measured yet.
