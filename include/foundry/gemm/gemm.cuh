@@ -208,7 +208,9 @@ void run_rung(gemm_rung rung, const gemm_problem<In, Out>& p, cuda::stream_ref s
   }
   if constexpr (std::is_same_v<In, float> && std::is_same_v<Out, float>) {
     if (rung == gemm_rung::shared_tiled) return gemm_kernels::gemm_shared_tiled(p, s);
-    if (rung == gemm_rung::register_blocked) return gemm_kernels::gemm_register_blocked(p, s);
+    if (rung == gemm_rung::register_blocked) {
+      return gemm_kernels::gemm_register_blocked(p, gemm_kernels::register_blocked_options{}, s);
+    }
   } else {
     if (rung == gemm_rung::tensor_core) return gemm_kernels::gemm_tensor_core<In>(p, s);
     // Falls back to tensor_core itself for problems TMA cannot describe (see gemm_wgmma.cuh).
