@@ -4,7 +4,7 @@
 // - host-only: the index arithmetic the kernels use (swizzled shared tiles, the row addresses
 //   handed to ldmatrix, the block order) checked against the PTX ISA's fragment layouts by an
 //   emulated ldmatrix, plus bank-conflict freedom; these run on every machine;
-// - [gpu]: the kernels against a CPU reference.
+// - [gpu]: the kernels against a CPU reference (the cases of support/gemm_test_case.cuh).
 //
 // Tolerance, for both bf16 and fp16 inputs. The reference accumulates in double the very
 // values the GPU multiplies (the inputs rounded to bf16/fp16 first), so input rounding is not
@@ -23,20 +23,15 @@
 
 #include <foundry/gemm/gemm_tensor_core.cuh>
 #include <foundry/runtime/stream.cuh>
-#include <support/test_support.cuh>
+#include <support/gemm_test_case.cuh>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
-#include <limits>
 #include <ostream>
 #include <set>
-#include <sstream>
 #include <stdexcept>
-#include <string>
 #include <utility>
 #include <vector>
 
@@ -177,169 +172,23 @@ void check_copy_is_conflict_free() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// GPU cases against a CPU reference.
+// GPU cases against a CPU reference (support/gemm_test_case.cuh).
 
-using foundry::test::from_float;
-using foundry::test::to_float;
+using foundry::test::gemm_case;
+using foundry::test::gemm_outcome;
+using foundry::test::make_gemm_case;
+using shape = foundry::test::gemm_shape;
 
-struct gemm_case {
-  std::int64_t m = 0, n = 0, k = 0;
-  float alpha = 1.0f, beta = 0.0f;
-  bool a_k_contiguous = true;
-  bool b_n_contiguous = true;
-  // Leading dimension = stored row length rounded up to `ld_multiple`, plus `ld_extra`.
-  std::int64_t ld_multiple = 8, ld_extra = 0;
-  // Elements before each operand (1 breaks 16-byte alignment) and C's row padding.
-  std::int64_t operand_offset = 0;
-  std::int64_t c_ld_extra = 0, c_offset = 0;
-};
-
-std::string describe(const gemm_case& c) {
-  std::ostringstream s;
-  s << c.m << "x" << c.n << "x" << c.k << " alpha " << c.alpha << " beta " << c.beta << " A "
-    << (c.a_k_contiguous ? "K" : "M") << "-contiguous, B " << (c.b_n_contiguous ? "N" : "K")
-    << "-contiguous, ld multiple " << c.ld_multiple << " + " << c.ld_extra << ", operand offset "
-    << c.operand_offset << ", ldc extra " << c.c_ld_extra << ", C offset " << c.c_offset;
-  return s.str();
-}
-
-struct gemm_outcome {
-  bool fast_path = false;
-  std::int64_t out_of_bound = 0;      // elements beyond the element-wise bound (NaN included)
-  double worst_ratio = 0.0;           // max |c - ref| / bound
-  double relative_frobenius = 0.0;    // ||c - ref||_F / ||ref||_F
-  std::int64_t touched_outside = 0;   // elements of C outside the m × n window that changed
-};
-
-// A stored operand: logical (rows × cols of the problem's op) values, rounded to In, placed
-// in a buffer of `offset + stored_rows * ld` elements whose padding holds NaN, so that a
-// kernel reading past the matrix is caught by the comparison.
-template <class In>
-struct stored_operand {
-  std::vector<In> host;
-  std::vector<double> logical;  // row-major (outer × inner) logical matrix, exact values
-  std::int64_t ld = 0;
-};
-
-template <class In>
-stored_operand<In> make_operand(std::int64_t outer, std::int64_t inner, bool inner_contiguous,
-                                const gemm_case& c, std::uint64_t stream_id) {
-  // Logical matrix outer × inner (A: m × k, B: k × n); stored rows are `inner_contiguous`
-  // ? outer : inner.
-  const std::int64_t stored_rows = inner_contiguous ? outer : inner;
-  const std::int64_t stored_cols = inner_contiguous ? inner : outer;
-  stored_operand<In> op;
-  op.ld = foundry::round_up<std::int64_t>(std::max<std::int64_t>(stored_cols, 1), c.ld_multiple) + c.ld_extra;
-  op.host.assign(static_cast<std::size_t>(c.operand_offset + stored_rows * op.ld),
-                 from_float<In>(std::numeric_limits<float>::quiet_NaN()));
-  const auto values = foundry::test::random_vector<float>(static_cast<std::size_t>(outer * inner), -1.0f, 1.0f,
-                                                          stream_id);
-  op.logical.resize(values.size());
-  for (std::int64_t o = 0; o < outer; ++o) {
-    for (std::int64_t i = 0; i < inner; ++i) {
-      const In x = from_float<In>(values[static_cast<std::size_t>(o * inner + i)]);
-      op.logical[static_cast<std::size_t>(o * inner + i)] = to_float(x);
-      const std::int64_t at = inner_contiguous ? o * op.ld + i : i * op.ld + o;
-      op.host[static_cast<std::size_t>(c.operand_offset + at)] = x;
-    }
-  }
-  return op;
-}
-
-template <class In>
-gemm_outcome run_case(const gemm_case& c) {
-  foundry::stream s;
-  // A: m × k, "inner" = k; B: k × n, "inner" = n.
-  const auto a = make_operand<In>(c.m, c.k, c.a_k_contiguous, c, 1);
-  const auto b = make_operand<In>(c.k, c.n, c.b_n_contiguous, c, 2);
-
-  const std::int64_t ldc = c.n + c.c_ld_extra;
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  std::vector<float> c_host(static_cast<std::size_t>(c.c_offset + c.m * ldc), nan);
-  const auto c0 = foundry::test::random_vector<float>(static_cast<std::size_t>(c.m * c.n), -1.0f, 1.0f, 3);
-  if (c.beta != 0.0f) {
-    for (std::int64_t i = 0; i < c.m; ++i) {
-      for (std::int64_t j = 0; j < c.n; ++j) {
-        c_host[static_cast<std::size_t>(c.c_offset + i * ldc + j)] = c0[static_cast<std::size_t>(i * c.n + j)];
-      }
-    }
-  }  // with beta == 0 the window stays NaN: a kernel that reads C produces NaN
-
-  auto a_dev = foundry::test::to_device(a.host, s);
-  auto b_dev = foundry::test::to_device(b.host, s);
-  auto c_dev = foundry::test::to_device(c_host, s);
-
-  foundry::gemm_problem<In, float> p;
-  p.m = c.m;
-  p.n = c.n;
-  p.k = c.k;
-  p.a = a_dev.data() + c.operand_offset;
-  p.lda = a.ld;
-  p.a_k_contiguous = c.a_k_contiguous;
-  p.b = b_dev.data() + c.operand_offset;
-  p.ldb = b.ld;
-  p.b_n_contiguous = c.b_n_contiguous;
-  p.c = c_dev.data() + c.c_offset;
-  p.ldc = ldc;
-  p.alpha = c.alpha;
-  p.beta = c.beta;
-
-  gemm_outcome out;
-  out.fast_path = gk::gemm_tensor_core_fast_path(p);
-  gk::gemm_tensor_core(p, s);
-  const auto result = foundry::test::to_host(c_dev, s);
-
-  double diff2 = 0.0;
-  double ref2 = 0.0;
-  for (std::int64_t i = 0; i < c.m; ++i) {
-    for (std::int64_t j = 0; j < c.n; ++j) {
-      double sum = 0.0;
-      double magnitude = 0.0;
-      for (std::int64_t q = 0; q < c.k; ++q) {
-        const double term = a.logical[static_cast<std::size_t>(i * c.k + q)] *
-                            b.logical[static_cast<std::size_t>(q * c.n + j)];
-        sum += term;
-        magnitude += std::fabs(term);
-      }
-      const double old = c.beta != 0.0f ? c0[static_cast<std::size_t>(i * c.n + j)] : 0.0;
-      const double ref = double{c.alpha} * sum + double{c.beta} * old;
-      const double bound = 1e-3 * (std::fabs(double{c.alpha}) * magnitude + std::fabs(double{c.beta} * old));
-      const double got = result[static_cast<std::size_t>(c.c_offset + i * ldc + j)];
-      const double err = std::fabs(got - ref);
-      if (!(err <= bound)) ++out.out_of_bound;  // NaN fails too
-      if (bound > 0.0) out.worst_ratio = std::max(out.worst_ratio, std::isnan(err) ? INFINITY : err / bound);
-      diff2 += (got - ref) * (got - ref);
-      ref2 += ref * ref;
-    }
-  }
-  out.relative_frobenius = ref2 > 0.0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
-  if (std::isnan(out.relative_frobenius)) out.relative_frobenius = INFINITY;
-
-  // Everything outside the m × n window started as NaN and must still be NaN.
-  for (std::size_t e = 0; e < result.size(); ++e) {
-    const auto rel = static_cast<std::int64_t>(e) - c.c_offset;
-    const bool inside = rel >= 0 && rel % ldc < c.n && rel / ldc < c.m;
-    if (!inside && !std::isnan(result[e])) ++out.touched_outside;
-  }
-  return out;
-}
-
-// Runs `c` and checks it; returns the outcome for further checks (which path ran).
+// Runs `c` through gemm_tensor_core on random data (fixed seeds) and checks it; returns the
+// outcome for further checks (`path`: whether the fast kernel ran).
 template <class In>
 gemm_outcome require_matches(const gemm_case& c) {
-  INFO(describe(c));
-  const gemm_outcome out = run_case<In>(c);
-  INFO("fast path " << out.fast_path << ", worst error / bound " << out.worst_ratio << ", relative Frobenius "
-                    << out.relative_frobenius);
-  CHECK(out.out_of_bound == 0);
-  CHECK(out.relative_frobenius <= 1e-2);
-  CHECK(out.touched_outside == 0);
-  return out;
+  INFO(foundry::test::describe(c));
+  const auto out = foundry::test::run_gemm_case<In>(
+      c, [](const auto& p) { return gk::gemm_tensor_core_fast_path(p); },
+      [](const auto& p, cuda::stream_ref s) { gk::gemm_tensor_core(p, s); });
+  return foundry::test::check_gemm_outcome(out, "fast path");
 }
-
-struct shape {
-  std::int64_t m, n, k;
-};
 
 // The brief's odd shapes plus two that span many block tiles and K steps: 300 × 520 × 1000
 // runs 32 pipeline steps (more than the 4 stages) over 3 × 3 tiles; 1157 × 300 × 64 has 10
@@ -431,10 +280,7 @@ TEST_CASE("the grouped block order visits every block tile exactly once", "[gemm
 }
 
 TEST_CASE("the fast path needs 16-byte aligned operand rows", "[gemm][tensor_core]") {
-  foundry::gemm_problem<__nv_bfloat16, float> p;
-  p.m = p.n = p.k = 64;
-  p.a = reinterpret_cast<const __nv_bfloat16*>(std::uintptr_t{4096});
-  p.b = reinterpret_cast<const __nv_bfloat16*>(std::uintptr_t{8192});
+  auto p = foundry::test::fake_gemm_problem({64, 64, 64});
   p.lda = 64;
   p.ldb = 72;
   CHECK(gk::gemm_tensor_core_fast_path(p));
@@ -456,13 +302,7 @@ TEST_CASE("the fast path needs 16-byte aligned operand rows", "[gemm][tensor_cor
 
 TEST_CASE("gemm_tensor_core rejects a C with more block tiles than a grid holds", "[gemm][tensor_core]") {
   // Throws before anything is enqueued, so no device is needed; the pointers are never used.
-  foundry::gemm_problem<__nv_bfloat16, float> p;
-  p.m = std::int64_t{1} << 40;
-  p.n = std::int64_t{1} << 40;
-  p.k = 16;
-  p.a = reinterpret_cast<const __nv_bfloat16*>(std::uintptr_t{4096});
-  p.b = reinterpret_cast<const __nv_bfloat16*>(std::uintptr_t{8192});
-  p.c = reinterpret_cast<float*>(std::uintptr_t{16384});
+  auto p = foundry::test::fake_gemm_problem({std::int64_t{1} << 40, std::int64_t{1} << 40, 16});
   p.lda = p.ldb = 16;
   p.ldc = p.n;
   const cuda::stream_ref legacy{cudaStreamLegacy};
@@ -473,12 +313,7 @@ TEST_CASE("gemm_tensor_core rejects a C with more block tiles than a grid holds"
 
 TEST_CASE("gemm_tensor_core rejects a K that needs more than 2^31 - 1 pipeline steps", "[gemm][tensor_core]") {
   // The fast kernel counts K steps in 32 bits; the check runs before anything is enqueued.
-  foundry::gemm_problem<__nv_bfloat16, float> p;
-  p.m = p.n = 16;
-  p.k = std::int64_t{1} << 40;
-  p.a = reinterpret_cast<const __nv_bfloat16*>(std::uintptr_t{4096});
-  p.b = reinterpret_cast<const __nv_bfloat16*>(std::uintptr_t{8192});
-  p.c = reinterpret_cast<float*>(std::uintptr_t{16384});
+  auto p = foundry::test::fake_gemm_problem({16, 16, std::int64_t{1} << 40});
   p.lda = p.k;
   p.ldb = 16;
   p.ldc = 16;
@@ -491,37 +326,17 @@ TEST_CASE("gemm_tensor_core rejects a K that needs more than 2^31 - 1 pipeline s
 
 TEMPLATE_TEST_CASE("gemm_tensor_core matches the reference on odd shapes", "[gpu][gemm][tensor_core]",
                    __nv_bfloat16, __half) {
-  for (const auto& sh : odd_shapes()) {
-    gemm_case c;
-    c.m = sh.m;
-    c.n = sh.n;
-    c.k = sh.k;
-    require_matches<TestType>(c);
-  }
+  for (const auto& sh : odd_shapes()) require_matches<TestType>(make_gemm_case(sh));
 }
 
 TEMPLATE_TEST_CASE("gemm_tensor_core matches the reference on non-square shapes", "[gpu][gemm][tensor_core]",
                    __nv_bfloat16, __half) {
-  for (const auto& sh : non_square_shapes()) {
-    gemm_case c;
-    c.m = sh.m;
-    c.n = sh.n;
-    c.k = sh.k;
-    require_matches<TestType>(c);
-  }
+  for (const auto& sh : non_square_shapes()) require_matches<TestType>(make_gemm_case(sh));
 }
 
 TEMPLATE_TEST_CASE("gemm_tensor_core with K = 0 sets C to beta * C", "[gpu][gemm][tensor_core]", __nv_bfloat16,
                    __half) {
-  for (const float beta : {0.0f, 0.5f, -2.0f}) {
-    gemm_case c;
-    c.m = 33;
-    c.n = 65;
-    c.k = 0;
-    c.alpha = 1.5f;
-    c.beta = beta;
-    require_matches<TestType>(c);
-  }
+  for (const float beta : {0.0f, 0.5f, -2.0f}) require_matches<TestType>(make_gemm_case({33, 65, 0}, 1.5f, beta));
 }
 
 TEMPLATE_TEST_CASE("gemm_tensor_core applies alpha and beta", "[gpu][gemm][tensor_core]", __nv_bfloat16,
@@ -530,12 +345,7 @@ TEMPLATE_TEST_CASE("gemm_tensor_core applies alpha and beta", "[gpu][gemm][tenso
                                                    {0.25f, 1.0f}};
   for (const auto& [alpha, beta] : pairs) {
     for (const bool fast : {true, false}) {
-      gemm_case c;
-      c.m = 127;
-      c.n = 129;
-      c.k = 255;
-      c.alpha = alpha;
-      c.beta = beta;
+      gemm_case c = make_gemm_case({127, 129, 255}, alpha, beta);
       if (!fast) c.operand_offset = 1;
       require_matches<TestType>(c);
     }
@@ -544,15 +354,10 @@ TEMPLATE_TEST_CASE("gemm_tensor_core applies alpha and beta", "[gpu][gemm][tenso
 
 TEMPLATE_TEST_CASE("gemm_tensor_core never reads C when beta is 0", "[gpu][gemm][tensor_core]", __nv_bfloat16,
                    __half) {
-  // run_case leaves a NaN-poisoned C when beta == 0: any read of C would surface as NaN.
+  // run_gemm_case leaves a NaN-poisoned C when beta == 0: any read of C would surface as NaN.
   for (const auto& sh : {shape{17, 33, 65}, shape{256, 128, 64}, shape{300, 520, 1000}}) {
     for (const bool fast : {true, false}) {
-      gemm_case c;
-      c.m = sh.m;
-      c.n = sh.n;
-      c.k = sh.k;
-      c.alpha = -0.75f;
-      c.beta = 0.0f;
+      gemm_case c = make_gemm_case(sh, -0.75f, 0.0f);
       if (!fast) c.operand_offset = 1;
       require_matches<TestType>(c);
     }
@@ -564,15 +369,10 @@ TEMPLATE_TEST_CASE("gemm_tensor_core handles every operand contiguity on the fas
   for (const bool a_k : {true, false}) {
     for (const bool b_n : {true, false}) {
       for (const auto& sh : {shape{17, 33, 65}, shape{127, 129, 255}, shape{300, 520, 1000}, shape{513, 40, 7}}) {
-        gemm_case c;
-        c.m = sh.m;
-        c.n = sh.n;
-        c.k = sh.k;
-        c.alpha = 1.25f;
-        c.beta = -0.5f;
+        gemm_case c = make_gemm_case(sh, 1.25f, -0.5f);
         c.a_k_contiguous = a_k;
         c.b_n_contiguous = b_n;
-        CHECK(require_matches<TestType>(c).fast_path);
+        CHECK(require_matches<TestType>(c).path);
       }
     }
   }
@@ -588,16 +388,12 @@ TEMPLATE_TEST_CASE("gemm_tensor_core falls back correctly for leading dimensions
   for (const bool a_k : {true, false}) {
     for (const bool b_n : {true, false}) {
       for (const auto& sh : fallback_shapes()) {
-        gemm_case c;
-        c.m = sh.m;
-        c.n = sh.n;
-        c.k = sh.k;
-        c.beta = 0.5f;
+        gemm_case c = make_gemm_case(sh, 1.0f, 0.5f);
         c.a_k_contiguous = a_k;
         c.b_n_contiguous = b_n;
         c.ld_multiple = 1;
         c.ld_extra = 3;  // stored row length + 3: never a multiple of 8 for these shapes
-        CHECK_FALSE(require_matches<TestType>(c).fast_path);
+        CHECK_FALSE(require_matches<TestType>(c).path);
       }
     }
   }
@@ -608,15 +404,11 @@ TEMPLATE_TEST_CASE("gemm_tensor_core falls back correctly for operands off a 16-
   for (const bool a_k : {true, false}) {
     for (const bool b_n : {true, false}) {
       for (const auto& sh : fallback_shapes()) {
-        gemm_case c;
-        c.m = sh.m;
-        c.n = sh.n;
-        c.k = sh.k;
-        c.beta = 0.5f;
+        gemm_case c = make_gemm_case(sh, 1.0f, 0.5f);
         c.a_k_contiguous = a_k;
         c.b_n_contiguous = b_n;
         c.operand_offset = 1;  // 2 bytes past the allocation's alignment
-        CHECK_FALSE(require_matches<TestType>(c).fast_path);
+        CHECK_FALSE(require_matches<TestType>(c).path);
       }
     }
   }
@@ -625,10 +417,7 @@ TEMPLATE_TEST_CASE("gemm_tensor_core falls back correctly for operands off a 16-
 TEMPLATE_TEST_CASE("gemm_tensor_core with an empty C does nothing", "[gpu][gemm][tensor_core]", __nv_bfloat16,
                    __half) {
   for (const auto& sh : {shape{0, 5, 3}, shape{5, 0, 3}, shape{0, 0, 0}}) {
-    gemm_case c;
-    c.m = sh.m;
-    c.n = sh.n;
-    c.k = sh.k;
+    gemm_case c = make_gemm_case(sh);
     c.c_ld_extra = 2;  // C holds only padding (or nothing): it must stay NaN
     require_matches<TestType>(c);
   }
@@ -640,12 +429,7 @@ TEMPLATE_TEST_CASE("gemm_tensor_core writes only the m x n window of C", "[gpu][
   for (const auto& [ld_extra, offset] :
        std::vector<std::pair<std::int64_t, std::int64_t>>{{8, 0}, {3, 0}, {0, 1}, {5, 3}}) {
     for (const bool fast : {true, false}) {
-      gemm_case c;
-      c.m = 130;
-      c.n = 259;
-      c.k = 48;
-      c.alpha = 1.0f;
-      c.beta = 2.0f;
+      gemm_case c = make_gemm_case({130, 259, 48}, 1.0f, 2.0f);
       c.c_ld_extra = ld_extra;
       c.c_offset = offset;
       if (!fast) c.operand_offset = 1;

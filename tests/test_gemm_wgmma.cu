@@ -30,19 +30,13 @@
 #include <foundry/gemm/gemm_wgmma.cuh>
 #include <foundry/runtime/device.cuh>
 #include <foundry/runtime/stream.cuh>
-#include <support/test_support.cuh>
+#include <support/gemm_test_case.cuh>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
-#include <functional>
-#include <limits>
-#include <memory>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -158,180 +152,25 @@ void check_operand_layout() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// GPU cases against a CPU reference (the scheme of test_gemm_tensor_core.cu).
+// GPU cases against a CPU reference (support/gemm_test_case.cuh, as in test_gemm_tensor_core.cu).
 
-using foundry::test::from_float;
-using foundry::test::to_float;
+using foundry::test::gemm_case;
+using foundry::test::gemm_outcome;
+using foundry::test::gemm_value_fn;
+using foundry::test::make_gemm_case;
+using shape = foundry::test::gemm_shape;
 
-struct gemm_case {
-  std::int64_t m = 0, n = 0, k = 0;
-  float alpha = 1.0f, beta = 0.0f;
-  bool a_k_contiguous = true;
-  bool b_n_contiguous = true;
-  std::int64_t ld_multiple = 8, ld_extra = 0;  // operand ld = row length rounded up + extra
-  std::int64_t operand_offset = 0;             // elements before each operand (1 breaks alignment)
-  std::int64_t c_ld_extra = 0, c_offset = 0;
-};
-
-std::string describe(const gemm_case& c) {
-  std::ostringstream s;
-  s << c.m << "x" << c.n << "x" << c.k << " alpha " << c.alpha << " beta " << c.beta << " A "
-    << (c.a_k_contiguous ? "K" : "M") << "-contiguous, B " << (c.b_n_contiguous ? "N" : "K")
-    << "-contiguous, ld multiple " << c.ld_multiple << " + " << c.ld_extra << ", operand offset "
-    << c.operand_offset << ", ldc extra " << c.c_ld_extra << ", C offset " << c.c_offset;
-  return s.str();
+// Runs `c` through gemm_wgmma and checks it; returns the outcome for further checks (`path`:
+// whether the TMA path ran). `values` are A's and B's value functions, or none for random data
+// (fixed seeds).
+template <class In, class... Values>
+gemm_outcome require_matches(const gemm_case& c, const Values&... values) {
+  INFO(foundry::test::describe(c));
+  const auto out = foundry::test::run_gemm_case<In>(
+      c, [](const auto& p) { return gk::gemm_wgmma_tma_path(p); },
+      [](const auto& p, cuda::stream_ref s) { gk::gemm_wgmma(p, s); }, values...);
+  return foundry::test::check_gemm_outcome(out, "TMA path");
 }
-
-// A logical outer × inner matrix (A: m × k, B: k × n) of values `value(o, i)`, rounded to In,
-// stored with `inner_contiguous` rows and NaN padding; `logical` keeps the exact rounded values.
-template <class In>
-struct stored_operand {
-  std::vector<In> host;
-  std::vector<double> logical;
-  std::int64_t ld = 0;
-};
-
-template <class In>
-stored_operand<In> make_operand(std::int64_t outer, std::int64_t inner, bool inner_contiguous, const gemm_case& c,
-                                const std::function<float(std::int64_t, std::int64_t)>& value) {
-  const std::int64_t stored_rows = inner_contiguous ? outer : inner;
-  const std::int64_t stored_cols = inner_contiguous ? inner : outer;
-  stored_operand<In> op;
-  op.ld = foundry::round_up<std::int64_t>(std::max<std::int64_t>(stored_cols, 1), c.ld_multiple) + c.ld_extra;
-  op.host.assign(static_cast<std::size_t>(c.operand_offset + stored_rows * op.ld),
-                 from_float<In>(std::numeric_limits<float>::quiet_NaN()));
-  op.logical.resize(static_cast<std::size_t>(outer * inner));
-  for (std::int64_t o = 0; o < outer; ++o) {
-    for (std::int64_t i = 0; i < inner; ++i) {
-      const In x = from_float<In>(value(o, i));
-      op.logical[static_cast<std::size_t>(o * inner + i)] = to_float(x);
-      const std::int64_t at = inner_contiguous ? o * op.ld + i : i * op.ld + o;
-      op.host[static_cast<std::size_t>(c.operand_offset + at)] = x;
-    }
-  }
-  return op;
-}
-
-std::function<float(std::int64_t, std::int64_t)> random_values(std::int64_t inner, std::size_t count,
-                                                                std::uint64_t stream_id) {
-  auto values = std::make_shared<std::vector<float>>(foundry::test::random_vector<float>(count, -1.0f, 1.0f, stream_id));
-  return [values, inner](std::int64_t o, std::int64_t i) { return (*values)[static_cast<std::size_t>(o * inner + i)]; };
-}
-
-struct gemm_outcome {
-  bool tma_path = false;
-  std::int64_t out_of_bound = 0;    // elements beyond the element-wise bound (NaN included)
-  double worst_ratio = 0.0;         // max |c - ref| / bound
-  double relative_frobenius = 0.0;  // ||c - ref||_F / ||ref||_F
-  std::int64_t touched_outside = 0; // elements of C outside the m × n window that changed
-  std::vector<std::string> first_wrong;  // "C(i, j) = got, expected ref", the first few
-};
-
-template <class In>
-gemm_outcome run_case(const gemm_case& c, const std::function<float(std::int64_t, std::int64_t)>& a_value,
-                      const std::function<float(std::int64_t, std::int64_t)>& b_value) {
-  foundry::stream s;
-  const auto a = make_operand<In>(c.m, c.k, c.a_k_contiguous, c, a_value);
-  const auto b = make_operand<In>(c.k, c.n, c.b_n_contiguous, c, b_value);
-
-  const std::int64_t ldc = c.n + c.c_ld_extra;
-  std::vector<float> c_host(static_cast<std::size_t>(c.c_offset + c.m * ldc), std::numeric_limits<float>::quiet_NaN());
-  const auto c0 = foundry::test::random_vector<float>(static_cast<std::size_t>(c.m * c.n), -1.0f, 1.0f, 3);
-  if (c.beta != 0.0f) {
-    for (std::int64_t i = 0; i < c.m; ++i) {
-      for (std::int64_t j = 0; j < c.n; ++j) {
-        c_host[static_cast<std::size_t>(c.c_offset + i * ldc + j)] = c0[static_cast<std::size_t>(i * c.n + j)];
-      }
-    }
-  }  // with beta == 0 the window stays NaN: a kernel that reads C produces NaN
-
-  auto a_dev = foundry::test::to_device(a.host, s);
-  auto b_dev = foundry::test::to_device(b.host, s);
-  auto c_dev = foundry::test::to_device(c_host, s);
-
-  foundry::gemm_problem<In, float> p;
-  p.m = c.m;
-  p.n = c.n;
-  p.k = c.k;
-  p.a = a_dev.data() + c.operand_offset;
-  p.lda = a.ld;
-  p.a_k_contiguous = c.a_k_contiguous;
-  p.b = b_dev.data() + c.operand_offset;
-  p.ldb = b.ld;
-  p.b_n_contiguous = c.b_n_contiguous;
-  p.c = c_dev.data() + c.c_offset;
-  p.ldc = ldc;
-  p.alpha = c.alpha;
-  p.beta = c.beta;
-
-  gemm_outcome out;
-  out.tma_path = gk::gemm_wgmma_tma_path(p);
-  gk::gemm_wgmma(p, s);
-  const auto result = foundry::test::to_host(c_dev, s);
-
-  double diff2 = 0.0;
-  double ref2 = 0.0;
-  for (std::int64_t i = 0; i < c.m; ++i) {
-    for (std::int64_t j = 0; j < c.n; ++j) {
-      double sum = 0.0;
-      double magnitude = 0.0;
-      for (std::int64_t q = 0; q < c.k; ++q) {
-        const double term =
-            a.logical[static_cast<std::size_t>(i * c.k + q)] * b.logical[static_cast<std::size_t>(q * c.n + j)];
-        sum += term;
-        magnitude += std::fabs(term);
-      }
-      const double old = c.beta != 0.0f ? c0[static_cast<std::size_t>(i * c.n + j)] : 0.0;
-      const double ref = double{c.alpha} * sum + double{c.beta} * old;
-      const double bound = 1e-3 * (std::fabs(double{c.alpha}) * magnitude + std::fabs(double{c.beta} * old));
-      const double got = result[static_cast<std::size_t>(c.c_offset + i * ldc + j)];
-      const double err = std::fabs(got - ref);
-      if (!(err <= bound)) {  // NaN fails too
-        ++out.out_of_bound;
-        if (out.first_wrong.size() < 8) {
-          std::ostringstream w;
-          w << "C(" << i << ", " << j << ") = " << got << ", expected " << ref;
-          out.first_wrong.push_back(w.str());
-        }
-      }
-      if (bound > 0.0) out.worst_ratio = std::max(out.worst_ratio, std::isnan(err) ? INFINITY : err / bound);
-      diff2 += (got - ref) * (got - ref);
-      ref2 += ref * ref;
-    }
-  }
-  out.relative_frobenius = ref2 > 0.0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
-  if (std::isnan(out.relative_frobenius)) out.relative_frobenius = INFINITY;
-
-  for (std::size_t e = 0; e < result.size(); ++e) {
-    const auto rel = static_cast<std::int64_t>(e) - c.c_offset;
-    const bool inside = rel >= 0 && rel % ldc < c.n && rel / ldc < c.m;
-    if (!inside && !std::isnan(result[e])) ++out.touched_outside;
-  }
-  return out;
-}
-
-gemm_outcome check_outcome(const gemm_case& c, const gemm_outcome& out) {
-  INFO(describe(c));
-  INFO("TMA path " << out.tma_path << ", worst error / bound " << out.worst_ratio << ", relative Frobenius "
-                   << out.relative_frobenius);
-  for (const auto& w : out.first_wrong) UNSCOPED_INFO(w);
-  CHECK(out.out_of_bound == 0);
-  CHECK(out.relative_frobenius <= 1e-2);
-  CHECK(out.touched_outside == 0);
-  return out;
-}
-
-// Runs `c` on random data (fixed seeds) and checks it; returns the outcome (which path ran).
-template <class In>
-gemm_outcome require_matches(const gemm_case& c) {
-  const auto out = run_case<In>(c, random_values(c.k, static_cast<std::size_t>(c.m * c.k), 1),
-                                random_values(c.n, static_cast<std::size_t>(c.k * c.n), 2));
-  return check_outcome(c, out);
-}
-
-struct shape {
-  std::int64_t m, n, k;
-};
 
 // The brief's shapes: single elements, odd sizes, one exact tile, several tiles and K stages
 // (300 × 520 × 1000: 3 × 3 tiles, 16 stages, 4 laps of the ring), and one spanning more than
@@ -395,10 +234,7 @@ TEST_CASE("the dispatch offers the wgmma rung only where it runs", "[gemm][wgmma
 }
 
 TEST_CASE("the TMA path needs 16-byte aligned operands, leading dimensions of 8k and K > 0", "[gemm][wgmma]") {
-  foundry::gemm_problem<__nv_bfloat16, float> p;
-  p.m = p.n = p.k = 64;
-  p.a = reinterpret_cast<const __nv_bfloat16*>(std::uintptr_t{4096});
-  p.b = reinterpret_cast<const __nv_bfloat16*>(std::uintptr_t{8192});
+  auto p = foundry::test::fake_gemm_problem({64, 64, 64});
   p.lda = 64;
   p.ldb = 72;
   CHECK(gk::gemm_wgmma_tma_path(p));
@@ -422,11 +258,7 @@ TEST_CASE("gemm_wgmma refuses to run in a program without sm_90a code", "[gemm][
     SUCCEED("this binary has sm_90a code: the refusal is tested in builds without it");
   } else {
     // Throws before any device query, so no GPU is needed; the pointers are never used.
-    foundry::gemm_problem<__nv_bfloat16, float> p;
-    p.m = p.n = p.k = 64;
-    p.a = reinterpret_cast<const __nv_bfloat16*>(std::uintptr_t{4096});
-    p.b = reinterpret_cast<const __nv_bfloat16*>(std::uintptr_t{8192});
-    p.c = reinterpret_cast<float*>(std::uintptr_t{16384});
+    auto p = foundry::test::fake_gemm_problem({64, 64, 64});
     p.lda = p.ldb = p.ldc = 64;
     REQUIRE_THROWS_AS(gk::gemm_wgmma(p, cuda::stream_ref{cudaStreamLegacy}), std::invalid_argument);
   }
@@ -446,27 +278,23 @@ TEMPLATE_TEST_CASE("gemm_wgmma computes one tile of exact integers element by el
   // A fault in a descriptor, the swizzle or the fragment layout shows up as a pattern in
   // "C(i, j) = got, expected ref" below. Also a small case for compute-sanitizer.
   SKIP_UNLESS_WGMMA_RUNS();
-  using value_fn = std::function<float(std::int64_t, std::int64_t)>;
-  const value_fn a_select = [](std::int64_t i, std::int64_t q) { return q == i % 64 ? 1.0f : 0.0f; };
-  const value_fn b_select = [](std::int64_t q, std::int64_t j) { return q == j % 64 ? 1.0f : 0.0f; };
-  const value_fn a_row = [](std::int64_t i, std::int64_t) { return static_cast<float>(i); };
-  const value_fn a_col = [](std::int64_t, std::int64_t q) { return static_cast<float>(q); };
-  const value_fn b_row = [](std::int64_t q, std::int64_t) { return static_cast<float>(q); };
-  const value_fn b_col = [](std::int64_t, std::int64_t j) { return static_cast<float>(j); };
-  const std::pair<value_fn, value_fn> patterns[] = {{a_select, b_row}, {a_select, b_col}, {a_row, b_select},
-                                                    {a_col, b_select}};
+  const gemm_value_fn a_select = [](std::int64_t i, std::int64_t q) { return q == i % 64 ? 1.0f : 0.0f; };
+  const gemm_value_fn b_select = [](std::int64_t q, std::int64_t j) { return q == j % 64 ? 1.0f : 0.0f; };
+  const gemm_value_fn a_row = [](std::int64_t i, std::int64_t) { return static_cast<float>(i); };
+  const gemm_value_fn a_col = [](std::int64_t, std::int64_t q) { return static_cast<float>(q); };
+  const gemm_value_fn b_row = [](std::int64_t q, std::int64_t) { return static_cast<float>(q); };
+  const gemm_value_fn b_col = [](std::int64_t, std::int64_t j) { return static_cast<float>(j); };
+  const std::pair<gemm_value_fn, gemm_value_fn> patterns[] = {{a_select, b_row}, {a_select, b_col}, {a_row, b_select},
+                                                              {a_col, b_select}};
   for (const auto& [a_k, b_n] : layouts) {
     int pattern = 0;
     for (const auto& [a_value, b_value] : patterns) {
-      gemm_case c;
-      c.m = 128;
-      c.n = 256;
-      c.k = 64;
+      gemm_case c = make_gemm_case({128, 256, 64});
       c.a_k_contiguous = a_k;
       c.b_n_contiguous = b_n;
       INFO("pattern " << pattern++);
-      const auto out = check_outcome(c, run_case<TestType>(c, a_value, b_value));
-      CHECK(out.tma_path);
+      const auto out = require_matches<TestType>(c, a_value, b_value);
+      CHECK(out.path);
       CHECK(out.worst_ratio == 0.0);  // exact
     }
   }
@@ -477,34 +305,26 @@ TEMPLATE_TEST_CASE("gemm_wgmma matches the reference on odd shapes in every layo
   SKIP_UNLESS_WGMMA_RUNS();
   for (const auto& [a_k, b_n] : layouts) {
     for (const auto& sh : odd_shapes()) {
-      gemm_case c;
-      c.m = sh.m;
-      c.n = sh.n;
-      c.k = sh.k;
+      gemm_case c = make_gemm_case(sh);
       c.a_k_contiguous = a_k;
       c.b_n_contiguous = b_n;
-      CHECK(require_matches<TestType>(c).tma_path);
+      CHECK(require_matches<TestType>(c).path);
     }
   }
 }
 
 TEMPLATE_TEST_CASE("gemm_wgmma applies alpha and beta, and never reads C when beta is 0",
                    "[gpu][gemm][wgmma][racecheck_slow]", __nv_bfloat16, __half) {
-  // run_case leaves a NaN-poisoned C when beta == 0: any read of C would surface as NaN.
+  // run_gemm_case leaves a NaN-poisoned C when beta == 0: any read of C would surface as NaN.
   SKIP_UNLESS_WGMMA_RUNS();
   const std::vector<std::pair<float, float>> pairs{{1.0f, 0.0f}, {-0.75f, 0.0f}, {2.0f, 0.5f},
                                                    {0.0f, 1.0f}, {1.0f, -2.0f},  {0.25f, 1.0f}};
   for (const auto& [alpha, beta] : pairs) {
     for (const auto& sh : {shape{127, 129, 255}, shape{300, 520, 1000}}) {
       for (const bool b_n : {true, false}) {
-        gemm_case c;
-        c.m = sh.m;
-        c.n = sh.n;
-        c.k = sh.k;
-        c.alpha = alpha;
-        c.beta = beta;
+        gemm_case c = make_gemm_case(sh, alpha, beta);
         c.b_n_contiguous = b_n;
-        CHECK(require_matches<TestType>(c).tma_path);
+        CHECK(require_matches<TestType>(c).path);
       }
     }
   }
@@ -513,13 +333,7 @@ TEMPLATE_TEST_CASE("gemm_wgmma applies alpha and beta, and never reads C when be
 TEMPLATE_TEST_CASE("gemm_wgmma with K = 0 sets C to beta * C", "[gpu][gemm][wgmma]", __nv_bfloat16, __half) {
   SKIP_UNLESS_WGMMA_RUNS();
   for (const float beta : {0.0f, 0.5f, -2.0f}) {
-    gemm_case c;
-    c.m = 33;
-    c.n = 65;
-    c.k = 0;
-    c.alpha = 1.5f;
-    c.beta = beta;
-    CHECK_FALSE(require_matches<TestType>(c).tma_path);  // rung 4 does it
+    CHECK_FALSE(require_matches<TestType>(make_gemm_case({33, 65, 0}, 1.5f, beta)).path);  // rung 4 does it
   }
 }
 
@@ -528,11 +342,7 @@ TEMPLATE_TEST_CASE("gemm_wgmma falls back to rung 4 for operands TMA cannot desc
   SKIP_UNLESS_WGMMA_RUNS();
   for (const auto& [a_k, b_n] : layouts) {
     for (const bool misaligned : {true, false}) {
-      gemm_case c;
-      c.m = 127;
-      c.n = 129;
-      c.k = 255;
-      c.beta = 0.5f;
+      gemm_case c = make_gemm_case({127, 129, 255}, 1.0f, 0.5f);
       c.a_k_contiguous = a_k;
       c.b_n_contiguous = b_n;
       if (misaligned) {
@@ -541,7 +351,7 @@ TEMPLATE_TEST_CASE("gemm_wgmma falls back to rung 4 for operands TMA cannot desc
         c.ld_multiple = 1;
         c.ld_extra = 3;  // leading dimensions not a multiple of 8
       }
-      CHECK_FALSE(require_matches<TestType>(c).tma_path);
+      CHECK_FALSE(require_matches<TestType>(c).path);
     }
   }
 }
@@ -551,24 +361,17 @@ TEMPLATE_TEST_CASE("gemm_wgmma writes only the m x n window of C", "[gpu][gemm][
   SKIP_UNLESS_WGMMA_RUNS();
   for (const auto& [ld_extra, offset] :
        std::vector<std::pair<std::int64_t, std::int64_t>>{{8, 0}, {3, 0}, {0, 1}, {5, 3}}) {
-    gemm_case c;
-    c.m = 130;
-    c.n = 259;
-    c.k = 72;
-    c.beta = 2.0f;
+    gemm_case c = make_gemm_case({130, 259, 72}, 1.0f, 2.0f);
     c.c_ld_extra = ld_extra;
     c.c_offset = offset;
-    CHECK(require_matches<TestType>(c).tma_path);
+    CHECK(require_matches<TestType>(c).path);
   }
 }
 
 TEMPLATE_TEST_CASE("gemm_wgmma with an empty C does nothing", "[gpu][gemm][wgmma]", __nv_bfloat16, __half) {
   SKIP_UNLESS_WGMMA_RUNS();
   for (const auto& sh : {shape{0, 5, 3}, shape{5, 0, 3}, shape{0, 0, 0}}) {
-    gemm_case c;
-    c.m = sh.m;
-    c.n = sh.n;
-    c.k = sh.k;
+    gemm_case c = make_gemm_case(sh);
     c.c_ld_extra = 2;  // C holds only padding (or nothing): it must stay NaN
     require_matches<TestType>(c);
   }

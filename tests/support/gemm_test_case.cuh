@@ -1,0 +1,253 @@
+#pragma once
+// The 16-bit GEMM cases that the tensor-core rung (test_gemm_tensor_core.cu) and the wgmma rung
+// (test_gemm_wgmma.cu) are checked with: a case builds A, B and C on the host (padding and C
+// poisoned with NaN), runs one rung on them, and compares C element by element against a CPU
+// reference accumulated in double. The rung is a callable, so both files check the same way.
+//
+// Tolerance (the argument is spelled out in test_gemm_tensor_core.cu): the reference multiplies
+// the very values the GPU multiplies (the inputs rounded to In first), so what remains is fp32
+// accumulation and one rounding of alpha·acc + beta·c, and every element must satisfy
+//     |c - ref| <= 1e-3 · (|alpha|·Σ_p |a_ip·b_pj| + |beta|·|c0_ij|);
+// the relative Frobenius error must be <= 1e-2 as well.
+#include <catch2/catch.hpp>
+
+#include <foundry/core/math.cuh>
+#include <foundry/gemm/gemm_problem.cuh>
+#include <foundry/runtime/stream.cuh>
+#include <support/test_support.cuh>
+
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace foundry::test {
+
+/// A problem shape: C is m × n, A m × k, B k × n.
+struct gemm_shape {
+  std::int64_t m, n, k;
+};
+
+/// One case: C = alpha·A·B + beta·C of a shape, with the operands' layouts and the padding and
+/// offsets that decide whether a rung's fast path (aligned rows and pointers) can run.
+struct gemm_case {
+  std::int64_t m = 0, n = 0, k = 0;
+  float alpha = 1.0f, beta = 0.0f;
+  bool a_k_contiguous = true;
+  bool b_n_contiguous = true;
+  // Leading dimension = stored row length rounded up to `ld_multiple`, plus `ld_extra`.
+  std::int64_t ld_multiple = 8, ld_extra = 0;
+  // Elements before each operand (1 breaks 16-byte alignment) and C's row padding.
+  std::int64_t operand_offset = 0;
+  std::int64_t c_ld_extra = 0, c_offset = 0;
+};
+
+/// A case of shape `sh` computing alpha·A·B + beta·C, every other setting at its default
+/// (row-contiguous operands, leading dimensions a multiple of 8, nothing offset).
+inline gemm_case make_gemm_case(const gemm_shape& sh, float alpha = 1.0f, float beta = 0.0f) {
+  gemm_case c;
+  c.m = sh.m;
+  c.n = sh.n;
+  c.k = sh.k;
+  c.alpha = alpha;
+  c.beta = beta;
+  return c;
+}
+
+/// A bf16 problem of shape `sh` whose A, B and C sit at fake addresses (16-byte aligned, never
+/// dereferenced), leading dimensions left 0: for host-only tests of a rung's path predicate and
+/// of the argument checks that throw before anything is enqueued.
+inline foundry::gemm_problem<__nv_bfloat16, float> fake_gemm_problem(const gemm_shape& sh) {
+  foundry::gemm_problem<__nv_bfloat16, float> p;
+  p.m = sh.m;
+  p.n = sh.n;
+  p.k = sh.k;
+  p.a = reinterpret_cast<const __nv_bfloat16*>(std::uintptr_t{4096});
+  p.b = reinterpret_cast<const __nv_bfloat16*>(std::uintptr_t{8192});
+  p.c = reinterpret_cast<float*>(std::uintptr_t{16384});
+  return p;
+}
+
+/// Every setting of `c`, for the failure messages.
+inline std::string describe(const gemm_case& c) {
+  std::ostringstream s;
+  s << c.m << "x" << c.n << "x" << c.k << " alpha " << c.alpha << " beta " << c.beta << " A "
+    << (c.a_k_contiguous ? "K" : "M") << "-contiguous, B " << (c.b_n_contiguous ? "N" : "K")
+    << "-contiguous, ld multiple " << c.ld_multiple << " + " << c.ld_extra << ", operand offset "
+    << c.operand_offset << ", ldc extra " << c.c_ld_extra << ", C offset " << c.c_offset;
+  return s.str();
+}
+
+/// The value of element (outer, inner) of a logical operand (A: (i, p), B: (p, j)), before
+/// rounding to the input type.
+using gemm_value_fn = std::function<float(std::int64_t, std::int64_t)>;
+
+/// `count` = outer · inner uniform values in [-1, 1] from `random_vector`'s stream `stream_id`,
+/// element (o, i) being value o · inner + i.
+inline gemm_value_fn random_gemm_values(std::int64_t inner, std::size_t count, std::uint64_t stream_id) {
+  auto values = std::make_shared<std::vector<float>>(random_vector<float>(count, -1.0f, 1.0f, stream_id));
+  return [values, inner](std::int64_t o, std::int64_t i) { return (*values)[static_cast<std::size_t>(o * inner + i)]; };
+}
+
+/// What running a case found.
+struct gemm_outcome {
+  bool path = false;                 // what the rung's path predicate said of the problem
+  std::int64_t out_of_bound = 0;     // elements beyond the element-wise bound (NaN included)
+  double worst_ratio = 0.0;          // max |c - ref| / bound
+  double relative_frobenius = 0.0;   // ||c - ref||_F / ||ref||_F
+  std::int64_t touched_outside = 0;  // elements of C outside the m × n window that changed
+  std::vector<std::string> first_wrong;  // "C(i, j) = got, expected ref", the first few
+};
+
+/// A stored operand: logical (outer × inner: A m × k, B k × n) values `value(o, i)`, rounded to
+/// In, placed in a buffer of `offset + stored_rows * ld` elements whose padding holds NaN, so
+/// that a kernel reading past the matrix is caught by the comparison. Stored rows are the
+/// logical rows when `inner_contiguous`, the logical columns otherwise.
+template <class In>
+struct stored_operand {
+  std::vector<In> host;
+  std::vector<double> logical;  // row-major (outer × inner) logical matrix, exact rounded values
+  std::int64_t ld = 0;
+};
+
+template <class In>
+stored_operand<In> make_operand(std::int64_t outer, std::int64_t inner, bool inner_contiguous, const gemm_case& c,
+                                const gemm_value_fn& value) {
+  const std::int64_t stored_rows = inner_contiguous ? outer : inner;
+  const std::int64_t stored_cols = inner_contiguous ? inner : outer;
+  stored_operand<In> op;
+  op.ld = foundry::round_up<std::int64_t>(std::max<std::int64_t>(stored_cols, 1), c.ld_multiple) + c.ld_extra;
+  op.host.assign(static_cast<std::size_t>(c.operand_offset + stored_rows * op.ld),
+                 from_float<In>(std::numeric_limits<float>::quiet_NaN()));
+  op.logical.resize(static_cast<std::size_t>(outer * inner));
+  for (std::int64_t o = 0; o < outer; ++o) {
+    for (std::int64_t i = 0; i < inner; ++i) {
+      const In x = from_float<In>(value(o, i));
+      op.logical[static_cast<std::size_t>(o * inner + i)] = to_float(x);
+      const std::int64_t at = inner_contiguous ? o * op.ld + i : i * op.ld + o;
+      op.host[static_cast<std::size_t>(c.operand_offset + at)] = x;
+    }
+  }
+  return op;
+}
+
+/// Runs case `c` with A(i, p) = a_value(i, p) and B(p, j) = b_value(p, j) through one rung and
+/// compares the result with the reference. C starts as random values (stream 3) in its m × n
+/// window when beta != 0 and NaN everywhere else, so a kernel that reads C when beta == 0, or
+/// writes outside the window, is caught. `path(problem)` (recorded in the outcome before the run)
+/// says which of the rung's kernels should run; `enqueue(problem, stream)` enqueues the rung.
+template <class In, class Path, class Enqueue>
+gemm_outcome run_gemm_case(const gemm_case& c, Path&& path, Enqueue&& enqueue, const gemm_value_fn& a_value,
+                           const gemm_value_fn& b_value) {
+  foundry::stream s;
+  // A: m × k, "inner" = k; B: k × n, "inner" = n.
+  const auto a = make_operand<In>(c.m, c.k, c.a_k_contiguous, c, a_value);
+  const auto b = make_operand<In>(c.k, c.n, c.b_n_contiguous, c, b_value);
+
+  const std::int64_t ldc = c.n + c.c_ld_extra;
+  std::vector<float> c_host(static_cast<std::size_t>(c.c_offset + c.m * ldc), std::numeric_limits<float>::quiet_NaN());
+  const auto c0 = random_vector<float>(static_cast<std::size_t>(c.m * c.n), -1.0f, 1.0f, 3);
+  if (c.beta != 0.0f) {
+    for (std::int64_t i = 0; i < c.m; ++i) {
+      for (std::int64_t j = 0; j < c.n; ++j) {
+        c_host[static_cast<std::size_t>(c.c_offset + i * ldc + j)] = c0[static_cast<std::size_t>(i * c.n + j)];
+      }
+    }
+  }  // with beta == 0 the window stays NaN: a kernel that reads C produces NaN
+
+  auto a_dev = to_device(a.host, s);
+  auto b_dev = to_device(b.host, s);
+  auto c_dev = to_device(c_host, s);
+
+  foundry::gemm_problem<In, float> p;
+  p.m = c.m;
+  p.n = c.n;
+  p.k = c.k;
+  p.a = a_dev.data() + c.operand_offset;
+  p.lda = a.ld;
+  p.a_k_contiguous = c.a_k_contiguous;
+  p.b = b_dev.data() + c.operand_offset;
+  p.ldb = b.ld;
+  p.b_n_contiguous = c.b_n_contiguous;
+  p.c = c_dev.data() + c.c_offset;
+  p.ldc = ldc;
+  p.alpha = c.alpha;
+  p.beta = c.beta;
+
+  gemm_outcome out;
+  out.path = path(p);
+  enqueue(p, cuda::stream_ref{s});
+  const auto result = to_host(c_dev, s);
+
+  double diff2 = 0.0;
+  double ref2 = 0.0;
+  for (std::int64_t i = 0; i < c.m; ++i) {
+    for (std::int64_t j = 0; j < c.n; ++j) {
+      double sum = 0.0;
+      double magnitude = 0.0;
+      for (std::int64_t q = 0; q < c.k; ++q) {
+        const double term =
+            a.logical[static_cast<std::size_t>(i * c.k + q)] * b.logical[static_cast<std::size_t>(q * c.n + j)];
+        sum += term;
+        magnitude += std::fabs(term);
+      }
+      const double old = c.beta != 0.0f ? c0[static_cast<std::size_t>(i * c.n + j)] : 0.0;
+      const double ref = double{c.alpha} * sum + double{c.beta} * old;
+      const double bound = 1e-3 * (std::fabs(double{c.alpha}) * magnitude + std::fabs(double{c.beta} * old));
+      const double got = result[static_cast<std::size_t>(c.c_offset + i * ldc + j)];
+      const double err = std::fabs(got - ref);
+      if (!(err <= bound)) {  // NaN fails too
+        ++out.out_of_bound;
+        if (out.first_wrong.size() < 8) {
+          std::ostringstream w;
+          w << "C(" << i << ", " << j << ") = " << got << ", expected " << ref;
+          out.first_wrong.push_back(w.str());
+        }
+      }
+      if (bound > 0.0) out.worst_ratio = std::max(out.worst_ratio, std::isnan(err) ? INFINITY : err / bound);
+      diff2 += (got - ref) * (got - ref);
+      ref2 += ref * ref;
+    }
+  }
+  out.relative_frobenius = ref2 > 0.0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+  if (std::isnan(out.relative_frobenius)) out.relative_frobenius = INFINITY;
+
+  // Everything outside the m × n window started as NaN and must still be NaN.
+  for (std::size_t e = 0; e < result.size(); ++e) {
+    const auto rel = static_cast<std::int64_t>(e) - c.c_offset;
+    const bool inside = rel >= 0 && rel % ldc < c.n && rel / ldc < c.m;
+    if (!inside && !std::isnan(result[e])) ++out.touched_outside;
+  }
+  return out;
+}
+
+/// run_gemm_case on random data with fixed seeds: A and B uniform in [-1, 1] from streams 1 and 2.
+template <class In, class Path, class Enqueue>
+gemm_outcome run_gemm_case(const gemm_case& c, Path&& path, Enqueue&& enqueue) {
+  return run_gemm_case<In>(c, path, enqueue, random_gemm_values(c.k, static_cast<std::size_t>(c.m * c.k), 1),
+                           random_gemm_values(c.n, static_cast<std::size_t>(c.k * c.n), 2));
+}
+
+/// Checks an outcome of run_gemm_case: every element within its bound, the relative Frobenius
+/// error <= 1e-2, nothing outside the m × n window written. The messages name `path_name` with
+/// the path flag, the worst error against its bound and the first wrong elements. Returns `out`
+/// for further checks (which path ran, exactness).
+inline gemm_outcome check_gemm_outcome(const gemm_outcome& out, const char* path_name) {
+  INFO(path_name << " " << out.path << ", worst error / bound " << out.worst_ratio << ", relative Frobenius "
+                 << out.relative_frobenius);
+  for (const auto& w : out.first_wrong) UNSCOPED_INFO(w);
+  CHECK(out.out_of_bound == 0);
+  CHECK(out.relative_frobenius <= 1e-2);
+  CHECK(out.touched_outside == 0);
+  return out;
+}
+
+}  // namespace foundry::test
