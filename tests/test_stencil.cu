@@ -128,21 +128,70 @@ std::size_t count_mismatches(const host_image& out, const reference_image& ref, 
 // ---------------------------------------------------------------------------
 // Running either variant
 
-enum class variant { foundry, naive };
+enum class variant {
+  foundry,               // the default policy: 4 columns per thread up to radius 2, one column beyond
+  foundry_one_column,    // one output column per thread at every radius
+  foundry_two_columns,   // float2 window reads at every radius, 3 rows per thread
+  foundry_four_columns,  // float4 window reads at every radius, half-warp rows (block_x 16)
+  naive,
+};
 
-const char* to_string(variant v) { return v == variant::foundry ? "foundry" : "naive"; }
+const std::vector<variant>& all_variants() {
+  static const std::vector<variant> v{variant::foundry, variant::foundry_one_column, variant::foundry_two_columns,
+                                      variant::foundry_four_columns, variant::naive};
+  return v;
+}
+
+const char* to_string(variant v) {
+  switch (v) {
+    case variant::foundry: return "foundry";
+    case variant::foundry_one_column: return "foundry (one column per thread)";
+    case variant::foundry_two_columns: return "foundry (two columns per thread)";
+    case variant::foundry_four_columns: return "foundry (four columns per thread)";
+    case variant::naive: return "naive";
+  }
+  return "?";
+}
 const char* to_string(border_mode b) { return b == border_mode::clamp ? "clamp" : "zero"; }
+
+// Policies that force one kernel shape at every radius, with tiles unlike the
+// default's, so that each path meets every border and tile edge.
+struct one_column_policy : foundry::convolve_2d_policy {
+  __host__ __device__ static constexpr int columns_per_thread(int) { return 1; }
+  __host__ __device__ static constexpr int rows_per_thread(int) { return 8; }
+};
+struct two_columns_policy : foundry::convolve_2d_policy {
+  static constexpr int block_x = 32;
+  static constexpr int block_y = 4;
+  __host__ __device__ static constexpr int columns_per_thread(int) { return 2; }
+  __host__ __device__ static constexpr int rows_per_thread(int) { return 3; }
+  __host__ __device__ static constexpr int min_blocks_per_sm(int) { return 4; }
+};
+struct four_columns_policy : foundry::convolve_2d_policy {
+  static constexpr int block_x = 16;
+  static constexpr int block_y = 8;
+  __host__ __device__ static constexpr int columns_per_thread(int) { return 4; }
+  __host__ __device__ static constexpr int rows_per_thread(int) { return 4; }
+  __host__ __device__ static constexpr int min_blocks_per_sm(int) { return 4; }
+};
 
 // Enqueues the convolution of the device image `in` into `out`; the naive twin
 // gets the filter in device memory (freed stream-ordered after the kernel).
 void enqueue_convolution(variant v, image_view<const float> in, image_view<float> out, const std::vector<float>& filter,
                          border_mode border, cuda::stream_ref s) {
   const cuda::std::span<const float> host_filter(filter.data(), filter.size());
-  if (v == variant::foundry) {
-    foundry::convolve_2d(in, out, host_filter, border, s);
-  } else {
-    const auto device_filter = foundry::test::to_device(filter, s);
-    foundry::naive::convolve_2d(in, out, device_filter.span(), border, s);
+  switch (v) {
+    case variant::foundry: foundry::convolve_2d(in, out, host_filter, border, s); break;
+    case variant::foundry_one_column: foundry::convolve_2d<one_column_policy>(in, out, host_filter, border, s); break;
+    case variant::foundry_two_columns: foundry::convolve_2d<two_columns_policy>(in, out, host_filter, border, s); break;
+    case variant::foundry_four_columns:
+      foundry::convolve_2d<four_columns_policy>(in, out, host_filter, border, s);
+      break;
+    case variant::naive: {
+      const auto device_filter = foundry::test::to_device(filter, s);
+      foundry::naive::convolve_2d(in, out, device_filter.span(), border, s);
+      break;
+    }
   }
 }
 
@@ -166,11 +215,12 @@ struct image_size {
   std::size_t height;
 };
 
-// Not multiples of the 64 x 32 tile; single rows and columns, where every tap
-// but the centre one is a border read.
+// Not multiples of any tile side (the default's 256 x 16 and 64 x 32, the test
+// policies' 64 x 32 and 64 x 12), 2^k +- 1 around them; single rows and
+// columns, where every tap but the centre one is a border read.
 const std::vector<image_size>& test_sizes() {
-  static const std::vector<image_size> sizes{{1, 1},     {1, 257},    {257, 1},    {31, 33},
-                                             {33, 31},   {127, 129},  {1000, 777}};
+  static const std::vector<image_size> sizes{{1, 1},   {1, 257},  {257, 1},   {2, 3},     {31, 33},   {33, 31},
+                                             {63, 65}, {65, 17},  {127, 129}, {255, 15},  {257, 33},  {1000, 777}};
   return sizes;
 }
 
@@ -190,23 +240,9 @@ void check_all_sizes(variant v, border_mode border) {
   }
 }
 
-// A stream that the host never needs to create: for argument checks that throw
-// before anything is enqueued, so they run on machines without a GPU.
-cuda::stream_ref unused_stream() { return cuda::stream_ref{cudaStreamPerThread}; }
-
-// Spins the GPU for about `ms` milliseconds, so that work enqueued after it on
-// the same stream is still pending when the host goes on.
-__global__ void spin_kernel(long long cycles) {
-  const long long start = clock64();
-  while (clock64() - start < cycles) {
-  }
-}
-
-void enqueue_spin(cuda::stream_ref s, int ms) {
-  // 2 GHz is above every current SM clock, so this spins at least `ms`.
-  spin_kernel<<<1, 32, 0, s.get()>>>(static_cast<long long>(ms) * 2'000'000);
-  FOUNDRY_CHECK_LAUNCH();
-}
+// About 50 ms at 2 GHz (above every current SM clock, so at least that long):
+// work enqueued after it on the same stream is still pending when the host goes on.
+constexpr long long spin_cycles = 100'000'000;
 
 }  // namespace
 
@@ -219,6 +255,21 @@ TEST_CASE("convolve_2d matches the CPU reference for every odd filter size with 
 
 TEST_CASE("convolve_2d matches the CPU reference for every odd filter size with zero borders", "[gpu]") {
   check_all_sizes(variant::foundry, border_mode::zero);
+}
+
+TEST_CASE("convolve_2d with one output column per thread matches the CPU reference at every filter size", "[gpu]") {
+  check_all_sizes(variant::foundry_one_column, border_mode::clamp);
+  check_all_sizes(variant::foundry_one_column, border_mode::zero);
+}
+
+TEST_CASE("convolve_2d with two output columns per thread matches the CPU reference at every filter size", "[gpu]") {
+  check_all_sizes(variant::foundry_two_columns, border_mode::clamp);
+  check_all_sizes(variant::foundry_two_columns, border_mode::zero);
+}
+
+TEST_CASE("convolve_2d with four output columns per thread matches the CPU reference at every filter size", "[gpu]") {
+  check_all_sizes(variant::foundry_four_columns, border_mode::clamp);
+  check_all_sizes(variant::foundry_four_columns, border_mode::zero);
 }
 
 TEST_CASE("naive::convolve_2d matches the CPU reference for every odd filter size with clamped borders", "[gpu]") {
@@ -235,12 +286,13 @@ TEST_CASE("convolve_2d reads and writes only the image when the pitch exceeds th
   struct pitch_case {
     std::size_t width, input_pitch, output_pitch;
   };
-  const std::vector<pitch_case> cases{{1000, 1000 + 24, 1000 + 8}, {127, 127 + 5, 127 + 3}};
-  for (int k : {3, 7, 15}) {
+  // Output pitches a multiple of 4 (vector stores) and not.
+  const std::vector<pitch_case> cases{{1000, 1000 + 24, 1000 + 8}, {127, 127 + 5, 127 + 3}, {258, 262, 258 + 2}};
+  for (int k : {3, 5, 7, 15}) {
     const auto filter = random_filter(k);
     for (const auto& c : cases) {
       for (auto border : {border_mode::clamp, border_mode::zero}) {
-        for (auto v : {variant::foundry, variant::naive}) {
+        for (auto v : all_variants()) {
           const auto in = random_image(c.width, 301, c.input_pitch, 77 + c.width);
           const auto out = convolve_on_device(v, in, c.output_pitch, filter, border);
           std::string first;
@@ -261,24 +313,27 @@ TEST_CASE("convolve_2d is correct on an input that allows no 16-byte loads", "[g
   for (int k : {3, 5, 13}) {
     const auto filter = random_filter(k);
     for (auto border : {border_mode::clamp, border_mode::zero}) {
-      const auto in = random_image(300, 97, 304, 5);
-      const auto out = convolve_on_device(variant::foundry, in, 300, filter, border, 1);
-      std::string first;
-      const std::size_t bad = count_mismatches(out, cpu_convolve(in, filter, border), k, first);
-      INFO(to_string(border) << ", " << k << "x" << k << ": " << bad << " bad, first " << first);
-      CHECK(bad == 0);
+      for (auto v : all_variants()) {
+        const auto in = random_image(300, 97, 304, 5);
+        const auto out = convolve_on_device(v, in, 300, filter, border, 1);
+        std::string first;
+        const std::size_t bad = count_mismatches(out, cpu_convolve(in, filter, border), k, first);
+        INFO(to_string(v) << ", " << to_string(border) << ", " << k << "x" << k << ": " << bad << " bad, first "
+                          << first);
+        CHECK(bad == 0);
+      }
     }
   }
 }
 
 TEST_CASE("convolve_2d covers an image taller than the grid's y limit", "[gpu]") {
-  // 65535 blocks of 32 rows (fast) and of 8 rows (naive) cover fewer rows than
-  // this: both kernels must loop over the rest.
+  // 65535 blocks of at most 32 rows (every fast variant) and of 8 rows (naive)
+  // cover fewer rows than this: every kernel must loop over the rest.
   const std::size_t height = (std::size_t{1} << 21) + 5;
   const auto filter = random_filter(3);
   const auto in = random_image(3, height, 3, 11);
   const auto ref = cpu_convolve(in, filter, border_mode::clamp);
-  for (auto v : {variant::foundry, variant::naive}) {
+  for (auto v : all_variants()) {
     const auto out = convolve_on_device(v, in, 3, filter, border_mode::clamp);
     std::string first;
     const std::size_t bad = count_mismatches(out, ref, 3, first);
@@ -302,8 +357,8 @@ TEST_CASE("convolve_2d calls with different filters on two streams do not interf
   auto out_b = foundry::test::poisoned_device_buffer<float>(in.width * in.height, b);
   a.synchronize();
   b.synchronize();
-  enqueue_spin(a, 50);
-  enqueue_spin(b, 50);
+  foundry::test::enqueue_spin_cycles(a, spin_cycles);
+  foundry::test::enqueue_spin_cycles(b, spin_cycles);
   const image_view<const float> view{d_in.data(), in.width, in.height, in.pitch};
   foundry::convolve_2d(view, image_view<float>{out_a.data(), in.width, in.height, in.width},
                        cuda::std::span<const float>(filter_a.data(), filter_a.size()), border_mode::zero, a);
@@ -323,7 +378,7 @@ TEST_CASE("convolve_2d lets the caller reuse the host filter as soon as the call
   foundry::stream s;
   const auto d_in = foundry::test::to_device(in.pixels, s);
   auto d_out = foundry::test::poisoned_device_buffer<float>(in.pixels.size(), s);
-  enqueue_spin(s, 50);  // the kernel is still pending when the filter changes
+  foundry::test::enqueue_spin_cycles(s, spin_cycles);  // the kernel is still pending when the filter changes
   foundry::convolve_2d(image_view<const float>{d_in.data(), in.width, in.height, in.pitch},
                        image_view<float>{d_out.data(), in.width, in.height, in.pitch},
                        cuda::std::span<const float>(filter.data(), filter.size()), border_mode::clamp, s);
@@ -354,9 +409,9 @@ void for_each_variant(Call&& call) {
     INFO(to_string(v));
     call([v](image_view<const float> in, image_view<float> out, cuda::std::span<const float> filter) {
       if (v == variant::foundry) {
-        foundry::convolve_2d(in, out, filter, border_mode::clamp, unused_stream());
+        foundry::convolve_2d(in, out, filter, border_mode::clamp, foundry::test::unused_stream());
       } else {
-        foundry::naive::convolve_2d(in, out, filter, border_mode::clamp, unused_stream());
+        foundry::naive::convolve_2d(in, out, filter, border_mode::clamp, foundry::test::unused_stream());
       }
     });
   }

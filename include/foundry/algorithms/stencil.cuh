@@ -36,15 +36,17 @@
 /// (900 bytes), far inside the 4 KiB parameter limit.
 ///
 /// ## How the fast kernel works
-/// Each block owns a tile of `block_x × (block_y · rows_per_thread)` outputs.
-/// It loads the tile plus an r-pixel halo into shared memory with 16-byte loads
-/// (the left halo is padded to a multiple of four columns so that every chunk
-/// is aligned), then each thread computes a column of `rows_per_thread`
-/// outputs: the k·(rows + 2r) shared-memory reads of its window feed
-/// k²·rows FMAs, and the filter radius is a template parameter so the loops
-/// unroll (radius 1 to 7 is dispatched at run time to seven instantiations).
-/// Border handling costs nothing in the interior: only chunks that cross the
-/// image edge take the per-pixel clamp / zero path.
+/// Each block owns a tile of outputs. It loads the tile plus an r-pixel halo
+/// into shared memory with 16-byte loads (the left halo is padded to a multiple
+/// of four columns so that every chunk is aligned), then each thread computes
+/// a block of `rows × cols` outputs: it walks down the rows + 2r input rows of
+/// its window, reads each row once from shared memory, and applies it from
+/// registers to every output row and column that needs it (k²·rows·cols FMAs
+/// for (rows + 2r)·(cols + 2r) floats read). The filter radius is a template
+/// parameter so that the loops unroll (radius 1 to 7 is dispatched at run time
+/// to seven instantiations). Border handling costs nothing in the interior:
+/// tiles whose halo lies inside the image skip the tests, and only chunks that
+/// cross the image edge take the per-pixel clamp / zero path.
 
 #include <foundry/core/error.cuh>
 #include <foundry/core/math.cuh>
@@ -85,58 +87,53 @@ inline constexpr int min_filter_size = 3;
 inline constexpr int max_filter_size = 15;
 
 /// Tuning of the fast kernel, as a type (the values shape shared-memory arrays,
-/// launch bounds and unrolled loops, so they are compile-time). Override by
-/// deriving, and pass the result as the template argument:
-/// `struct tall : foundry::convolve_2d_policy { static constexpr int rows_per_thread = 16; };`
+/// launch bounds and unrolled loops, so they are compile-time; those that
+/// depend on the filter radius are functions of it). Override by deriving, and
+/// pass the result as the template argument:
+/// `struct tall : foundry::convolve_2d_policy { __host__ __device__ static constexpr int rows_per_thread(int) { return 16; } };`
 /// then `foundry::convolve_2d<tall>(...)`.
-/// Registers and spills (sm_90, CUDA 13.0, default policy): 40 registers for
-/// radius 1-4, 64 for 5-7, no spills.
+///
+/// A block of `block_x × block_y` threads owns a tile of
+/// `block_x · columns_per_thread` × `block_y · rows_per_thread` outputs.
+/// Registers and spills (sm_90, CUDA 13.0, default policy, `-Xptxas -v`): see
+/// `docs/` and the note of each tuning round; the defaults spill nothing.
 struct convolve_2d_policy {
-  /// Threads per block along x; each thread owns one output column of the
-  /// tile, so this is also the tile width. A multiple of 32 keeps the
-  /// shared-memory reads conflict-free. Measured on the H200, 2026-12-02, 8192 × 8192
-  /// (GB/s read + written; fraction of the same run's cudaMemcpy row,
-  /// stencil_3x3/cudaMemcpy/8192x8192 4210 GB/s, stencil_5x5/cudaMemcpy/8192x8192
-  /// 4190 GB/s). This default (64 × 4, 8 rows; row stencil_<k>x<k>/foundry/8192x8192):
-  /// 3x3 3540 GB/s (0.842×), 5x5 2850 GB/s (0.680×). Candidates (rows
-  /// stencil_<k>x<k>/foundry_<shape>/8192x8192):
-  ///   foundry_128x2r8  3x3 3610 GB/s (0.859×)   5x5 2890 GB/s (0.690×)
-  ///   foundry_64x4r16  3x3 3540 GB/s (0.842×)   5x5 2970 GB/s (0.708×)
-  ///   foundry_128x4r8  3x3 3430 GB/s (0.815×)   5x5 2820 GB/s (0.672×)
-  ///   foundry_32x8r8   3x3 3490 GB/s (0.830×)   5x5 2790 GB/s (0.665×)
-  /// Against the default: block_x 128 (128 × 2) 1.02× at 3x3 and 1.01× at 5x5;
-  /// block_x 32 (32 × 8) 0.986× and 0.977×. One round each; noise_pct 0.341–0.574% on
-  /// these rows. The 9x9 and 15x15 filters were measured with the default only;
-  /// block_x at those sizes was not measured.
+  /// Threads per block along x. The threads of a warp read consecutive
+  /// elements (or vectors) of a shared-memory row, so a multiple of 32 keeps
+  /// those reads conflict-free.
   static constexpr int block_x = 64;
-  /// Threads per block along y. 64 × 4 = 256 threads. Measured on the H200, 2026-12-02
-  /// (figures above): 512 threads as 128 × 4 (3 blocks/SM) ran 0.969× the default
-  /// at 3x3 and 0.988× at 5x5 (rows stencil_<k>x<k>/foundry_128x4r8/8192x8192); the
-  /// other 256-thread shapes are above. block_y alone, at block_x 64, was not measured.
+  /// Threads per block along y: 64 × 4 = 256 threads.
   static constexpr int block_y = 4;
-  /// Outputs per thread, stacked vertically: a taller tile amortises the
-  /// 2r halo rows, and the vertical window is reused from registers.
-  /// Tile: 64 × 32 outputs. Measured on the H200, 2026-12-02 (figures above): 16 rows
-  /// (64 × 4, 4 blocks/SM; rows stencil_<k>x<k>/foundry_64x4r16/8192x8192) ran 1.00× the
-  /// default at 3x3 (3540 GB/s) and 1.04× at 5x5 (2970 against 2850 GB/s). Other
-  /// row counts were not measured.
-  static constexpr int rows_per_thread = 8;
+  /// Output columns per thread: 1, 2 or 4. With 1 a thread owns one column of
+  /// the tile and reads its window scalar by scalar, k reads per input row: at
+  /// 5×5 those reads, with the FMAs, made the kernel issue-bound (0.68× of
+  /// cudaMemcpy on the H200, 2026-12-02, ~68 instructions per output against 25
+  /// FMAs). With 2 or 4 it owns a block of columns and reads each input row of
+  /// its window once, as float2 / float4 vectors (3 float4 for 4 columns up to
+  /// radius 4), applying every tap from registers. The wider filters keep 1:
+  /// they are FMA-bound, and 4 columns unrolled over k² taps spill.
+  __host__ __device__ static constexpr int columns_per_thread(int radius) { return radius <= 2 ? 4 : 1; }
+  /// Outputs per thread, stacked vertically: a taller tile amortises the 2r
+  /// halo rows, and the vertical window is reused from registers. With 4
+  /// columns, 8 rows need 32 accumulators plus the window and spill at the
+  /// 64-register cap, hence 4 (tile 256 × 16).
+  __host__ __device__ static constexpr int rows_per_thread(int radius) { return columns_per_thread(radius) > 1 ? 4 : 8; }
   /// Resident blocks per SM promised to the compiler (`__launch_bounds__`),
   /// which caps registers at 65536 / (256 × this): 6 gives 40 registers, the
-  /// fewest with which ptxas does not spill (sm_90, CUDA 13.0) up to radius 4;
-  /// the wider filters need 64 (4 blocks). More resident blocks keep more
-  /// tile loads in flight, which the small, memory-bound filters need.
-  /// Not measured on its own (H200, 2026-12-02): no row varies only this value; the
-  /// candidates that change it (64x4r16 at 4, 128x4r8 at 3/2) also change the tile.
-  __host__ __device__ static constexpr int min_blocks_per_sm(int radius) { return radius <= 4 ? 6 : 4; }
-  /// Whether the loop over filter columns unrolls too. Unrolled, every weight
-  /// is an immediate constant-bank operand of its FMA; but past radius 3 the
-  /// fully unrolled body makes ptxas hoist so many shared-memory loads that it
-  /// needs 100-255 registers, so the wider filters keep a loop over columns
-  /// and read the weights with an indexed constant load. Unrolled against looped was
-  /// not measured (H200, 2026-12-02): only this default ran, e.g. 28.8 TFLOP/s at 9x9
-  /// (row stencil_9x9/foundry/8192x8192) and 34.2 TFLOP/s at 15x15 (row
-  /// stencil_15x15/foundry/8192x8192), both on the looped path.
+  /// fewest with which the one-column kernel does not spill (sm_90, CUDA 13.0)
+  /// up to radius 4; the wider filters and the 4-column blocks need 64 (4
+  /// blocks). More resident blocks keep more tile loads in flight, which the
+  /// small, memory-bound filters need.
+  __host__ __device__ static constexpr int min_blocks_per_sm(int radius) {
+    return columns_per_thread(radius) > 1 || radius > 4 ? 4 : 6;
+  }
+  /// Whether the one-column kernel unrolls its loop over filter columns too.
+  /// Unrolled, every weight is an immediate constant-bank operand of its FMA;
+  /// but past radius 3 the fully unrolled body makes ptxas hoist so many
+  /// shared-memory loads that it needs 100-255 registers, so the wider filters
+  /// keep a loop over columns and read the weights with an indexed constant
+  /// load. Measured on the H200, 2026-12-02, on this looped path: 28.8 TFLOP/s
+  /// at 9x9 (row stencil_9x9/foundry/8192x8192), 34.2 at 15x15.
   __host__ __device__ static constexpr bool unroll_filter_columns(int radius) { return radius <= 3; }
 };
 
@@ -203,7 +200,8 @@ struct convolve_2d_params {
   std::int64_t output_pitch;
   std::int64_t tile_rows;  ///< tiles along y; the kernel loops over them when the grid is capped
   border_mode border;
-  bool vector_loads;  ///< input and pitch allow aligned 16-byte loads
+  bool vector_loads;   ///< input and pitch allow aligned 16-byte loads
+  bool vector_stores;  ///< output and pitch allow one aligned store per row of a thread's outputs
   float weights[size * size];
 };
 
@@ -229,13 +227,45 @@ __device__ __forceinline__ float4 load_chunk(const convolve_2d_params<Radius>& p
   return make_float4(load_pixel(p, x, y), load_pixel(p, x + 1, y), load_pixel(p, x + 2, y), load_pixel(p, x + 3, y));
 }
 
+/// `cols` consecutive floats as one aligned vector: what a thread reads of a
+/// window row, or writes of an output row, in one instruction.
+template <int Cols>
+struct float_vector;
+template <>
+struct float_vector<1> {
+  using type = float;
+  __device__ static void unpack(float v, float* f) { f[0] = v; }
+  __device__ static float pack(const float* f) { return f[0]; }
+};
+template <>
+struct float_vector<2> {
+  using type = float2;
+  __device__ static void unpack(float2 v, float* f) {
+    f[0] = v.x;
+    f[1] = v.y;
+  }
+  __device__ static float2 pack(const float* f) { return make_float2(f[0], f[1]); }
+};
+template <>
+struct float_vector<4> {
+  using type = float4;
+  __device__ static void unpack(float4 v, float* f) {
+    f[0] = v.x;
+    f[1] = v.y;
+    f[2] = v.z;
+    f[3] = v.w;
+  }
+  __device__ static float4 pack(const float* f) { return make_float4(f[0], f[1], f[2], f[3]); }
+};
+
 template <int Radius, class Policy>
 __global__ void __launch_bounds__(Policy::block_x* Policy::block_y, Policy::min_blocks_per_sm(Radius))
     convolve_2d_kernel(const __grid_constant__ convolve_2d_params<Radius> p) {
   constexpr int k = 2 * Radius + 1;
-  constexpr int rows = Policy::rows_per_thread;
+  constexpr int rows = Policy::rows_per_thread(Radius);
+  constexpr int cols = Policy::columns_per_thread(Radius);
   constexpr int threads = Policy::block_x * Policy::block_y;
-  constexpr int tile_w = Policy::block_x;
+  constexpr int tile_w = Policy::block_x * cols;
   constexpr int tile_h = Policy::block_y * rows;
   // The halo columns are padded to a multiple of four so that tile_x0 - pad is
   // a multiple of four: every 16-byte chunk of a row is aligned in global and
@@ -246,9 +276,10 @@ __global__ void __launch_bounds__(Policy::block_x* Policy::block_y, Policy::min_
   constexpr int chunks_per_row = s_w / 4;
   constexpr int chunks = s_h * chunks_per_row;
   constexpr int chunks_per_thread = ceil_div(chunks, threads);
-  constexpr int unroll_columns = Policy::unroll_filter_columns(Radius) ? k : 1;
-  static_assert(tile_w % 4 == 0, "block_x must be a multiple of 4 for the 16-byte tile loads");
+  static_assert(cols == 1 || cols == 2 || cols == 4, "columns_per_thread must be 1, 2 or 4");
+  static_assert(tile_w % 4 == 0, "block_x * columns_per_thread must be a multiple of 4 for the 16-byte tile loads");
   static_assert(s_w * s_h * sizeof(float) <= 48 * 1024, "the tile and its halo must fit in 48 KiB of shared memory");
+  using vector = float_vector<cols>;
 
   // Chunk i sits at s_tile[4 i]: consecutive threads store consecutive 16 bytes (no bank conflicts).
   __shared__ float4 s_tile4[chunks];
@@ -258,14 +289,18 @@ __global__ void __launch_bounds__(Policy::block_x* Policy::block_y, Policy::min_
   const int ty = static_cast<int>(threadIdx.y);
   const int tid = ty * Policy::block_x + tx;
   const std::int64_t tile_x0 = std::int64_t{blockIdx.x} * tile_w;
-  const std::int64_t x = tile_x0 + tx;
+  const std::int64_t x = tile_x0 + cols * tx;  // this thread's first output column
 
   for (std::int64_t tile_row = blockIdx.y; tile_row < p.tile_rows; tile_row += gridDim.y) {
     const std::int64_t tile_y0 = tile_row * tile_h;
 
     // Stage 1: global -> registers -> shared. All loads are issued before the
     // first store waits on one, so each thread keeps chunks_per_thread 16-byte
-    // loads in flight.
+    // loads in flight. A tile whose halo lies inside the image (all but the
+    // edge tiles) skips the per-chunk border tests.
+    const std::int64_t s_x0 = tile_x0 - pad;
+    const std::int64_t s_y0 = tile_y0 - Radius;
+    const bool interior = p.vector_loads && s_x0 >= 0 && s_x0 + s_w <= p.width && s_y0 >= 0 && s_y0 + s_h <= p.height;
     float4 r_chunk[chunks_per_thread];
 #pragma unroll
     for (int c = 0; c < chunks_per_thread; ++c) {
@@ -273,7 +308,8 @@ __global__ void __launch_bounds__(Policy::block_x* Policy::block_y, Policy::min_
       if (chunks % threads == 0 || i < chunks) {
         const int row = i / chunks_per_row;
         const int col = i - row * chunks_per_row;
-        r_chunk[c] = load_chunk(p, tile_x0 - pad + 4 * col, tile_y0 - Radius + row);
+        r_chunk[c] = interior ? __ldg(reinterpret_cast<const float4*>(p.input + (s_y0 + row) * p.input_pitch + s_x0) + col)
+                              : load_chunk(p, s_x0 + 4 * col, s_y0 + row);
       }
     }
 #pragma unroll
@@ -283,31 +319,75 @@ __global__ void __launch_bounds__(Policy::block_x* Policy::block_y, Policy::min_
     }
     __syncthreads();
 
-    // Stage 2: a column of `rows` outputs per thread. Input row `in_row` of the
-    // window contributes to output o through filter row in_row - o.
-    float r_acc[rows];
+    // Stage 2: a block of rows x cols outputs per thread. Input row `in_row` of
+    // the window contributes to output row o through filter row in_row - o.
+    float r_acc[rows][cols];
 #pragma unroll
-    for (int o = 0; o < rows; ++o) r_acc[o] = 0.0f;
-    const float* s_window = s_tile + ty * rows * s_w + (pad - Radius) + tx;
+    for (int o = 0; o < rows; ++o) {
+#pragma unroll
+      for (int c = 0; c < cols; ++c) r_acc[o][c] = 0.0f;
+    }
+    if constexpr (cols == 1) {
+      // One output column: k scalar reads per input row. The filter-column loop
+      // is outermost so that the wide filters can keep it rolled (see
+      // convolve_2d_policy::unroll_filter_columns).
+      constexpr int unroll_columns = Policy::unroll_filter_columns(Radius) ? k : 1;
+      const float* s_window = s_tile + ty * rows * s_w + (pad - Radius) + tx;
 #pragma unroll unroll_columns
-    for (int j = 0; j < k; ++j) {
+      for (int j = 0; j < k; ++j) {
+#pragma unroll
+        for (int in_row = 0; in_row < rows + 2 * Radius; ++in_row) {
+          const float v = s_window[in_row * s_w + j];
+#pragma unroll
+          for (int i = 0; i < k; ++i) {
+            const int o = in_row - i;
+            if (o >= 0 && o < rows) r_acc[o][0] = fmaf(p.weights[i * k + j], v, r_acc[o][0]);
+          }
+        }
+      }
+    } else {
+      // Several output columns: each input row of the window (cols + 2r floats)
+      // is read once, as aligned vectors, and every tap of it is applied from
+      // registers to all the outputs that need it.
+      constexpr int lead = (pad - Radius) % cols;  // floats before the window in its first vector
+      constexpr int vectors = ceil_div(lead + cols + 2 * Radius, cols);
+      constexpr int vectors_per_row = s_w / cols;
+      const auto* s_window = reinterpret_cast<const typename vector::type*>(s_tile) + ty * rows * vectors_per_row +
+                             (pad - Radius) / cols + tx;
 #pragma unroll
       for (int in_row = 0; in_row < rows + 2 * Radius; ++in_row) {
-        const float v = s_window[in_row * s_w + j];
+        float v[vectors * cols];
+#pragma unroll
+        for (int q = 0; q < vectors; ++q) vector::unpack(s_window[in_row * vectors_per_row + q], v + q * cols);
 #pragma unroll
         for (int i = 0; i < k; ++i) {
           const int o = in_row - i;
-          if (o >= 0 && o < rows) r_acc[o] = fmaf(p.weights[i * k + j], v, r_acc[o]);
+          if (o >= 0 && o < rows) {
+#pragma unroll
+            for (int j = 0; j < k; ++j) {
+#pragma unroll
+              for (int c = 0; c < cols; ++c) r_acc[o][c] = fmaf(p.weights[i * k + j], v[lead + c + j], r_acc[o][c]);
+            }
+          }
         }
       }
     }
 
-    // Stage 3: each warp stores 32 consecutive floats of a row per instruction.
-    if (x < p.width) {
+    // Stage 3: each warp stores 32 consecutive vectors of a row per instruction;
+    // a thread whose columns cross the right edge stores element by element.
+    const bool whole_vector = x + cols <= p.width && (cols == 1 || p.vector_stores);
 #pragma unroll
-      for (int o = 0; o < rows; ++o) {
-        const std::int64_t y = tile_y0 + ty * rows + o;
-        if (y < p.height) p.output[y * p.output_pitch + x] = r_acc[o];
+    for (int o = 0; o < rows; ++o) {
+      const std::int64_t y = tile_y0 + ty * rows + o;
+      if (y >= p.height) break;
+      float* out_row = p.output + y * p.output_pitch + x;
+      if (whole_vector) {
+        *reinterpret_cast<typename vector::type*>(out_row) = vector::pack(r_acc[o]);
+      } else {
+#pragma unroll
+        for (int c = 0; c < cols; ++c) {
+          if (x + c < p.width) out_row[c] = r_acc[o][c];
+        }
       }
     }
     __syncthreads();  // the next tile overwrites s_tile
@@ -318,8 +398,9 @@ __global__ void __launch_bounds__(Policy::block_x* Policy::block_y, Policy::min_
 template <int Radius, class Policy>
 void launch_convolve_2d(const image_view<const float>& in, const image_view<float>& out,
                         cuda::std::span<const float> filter, border_mode border, cuda::stream_ref s) {
-  constexpr int tile_w = Policy::block_x;
-  constexpr int tile_h = Policy::block_y * Policy::rows_per_thread;
+  constexpr int cols = Policy::columns_per_thread(Radius);
+  constexpr int tile_w = Policy::block_x * cols;
+  constexpr int tile_h = Policy::block_y * Policy::rows_per_thread(Radius);
   convolve_2d_params<Radius> p{};
   p.input = in.data;
   p.output = out.data;
@@ -330,6 +411,7 @@ void launch_convolve_2d(const image_view<const float>& in, const image_view<floa
   p.tile_rows = static_cast<std::int64_t>(ceil_div<std::size_t>(in.height, tile_h));
   p.border = border;
   p.vector_loads = is_aligned(in.data, 16) && in.pitch % 4 == 0;
+  p.vector_stores = is_aligned(out.data, cols * sizeof(float)) && out.pitch % cols == 0;
   for (std::size_t w = 0; w < filter.size(); ++w) p.weights[w] = filter[w];
 
   launch_config c;
