@@ -38,8 +38,9 @@ constexpr std::size_t side = 8192;
 constexpr border_mode border = border_mode::clamp;
 
 // A candidate policy (see the file comment): its shape at radius <= UpToRadius, the
-// default's beyond. Registers and spills (sm_90, CUDA 13.0, -Xptxas -v): none of the
-// rows below spills; 64 registers at min_blocks_per_sm 4, 72 at 3, 124 at 2.
+// default's beyond. Registers and spills (sm_90, CUDA 13.0, -Xptxas -v) at the radii each
+// row runs: 64 registers at min_blocks_per_sm 4, 72-80 at 3, no spills; 64x2c2r16 (128
+// threads) has 116 at 5x5 and 128 with 48 bytes of spills at 3x3.
 template <int BlockX, int BlockY, int Cols, int Rows, int MinBlocks, int UpToRadius = 2>
 struct candidate : foundry::convolve_2d_policy {
   using base = foundry::convolve_2d_policy;
@@ -206,13 +207,15 @@ const bool registered = [] {
     add(algorithm + "/naive" + size, bm_naive, k);
     add(algorithm + "/foundry" + size, bm_foundry<foundry::convolve_2d_policy>, k);
     if (k <= 5) {
+      add(algorithm + "/foundry_128x2c2r8" + size, bm_foundry<candidate<128, 2, 2, 8, 4>>, k);
+      add(algorithm + "/foundry_32x8c2r8" + size, bm_foundry<candidate<32, 8, 2, 8, 4>>, k);
+      add(algorithm + "/foundry_64x2c2r16" + size, bm_foundry<candidate<64, 2, 2, 16, 4>>, k);
       add(algorithm + "/foundry_32x8c4r4" + size, bm_foundry<candidate<32, 8, 4, 4, 4>>, k);
-      add(algorithm + "/foundry_64x4c4r8" + size, bm_foundry<candidate<64, 4, 4, 8, 2>>, k);
-      add(algorithm + "/foundry_64x4c2r8" + size, bm_foundry<candidate<64, 4, 2, 8, 4>>, k);
       add(algorithm + "/foundry_64x4c1r8" + size, bm_foundry<candidate<64, 4, 1, 8, 6>>, k);
       add(algorithm + "/foundry_64x4c1r16" + size, bm_foundry<candidate<64, 4, 1, 16, 4>>, k);
     }
-    if (k == 9) add(algorithm + "/foundry_32x8c4r4" + size, bm_foundry<candidate<32, 8, 4, 4, 3, 4>>, k);
+    if (k == 9) add(algorithm + "/foundry_64x4c2r8" + size, bm_foundry<candidate<64, 4, 2, 8, 3, 4>>, k);
+    if (k >= 9) add(algorithm + "/foundry_32x8c4r4" + size, bm_foundry<candidate<32, 8, 4, 4, 3, 7>>, k);
     add(algorithm + "/cudaMemcpy" + size, bm_memcpy, k);
   }
   return true;

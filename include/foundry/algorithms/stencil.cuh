@@ -112,12 +112,10 @@ struct convolve_2d_policy {
   /// its window once, as float2 / float4 vectors (3 float4 for 4 columns up to
   /// radius 4), applying every tap from registers. The wider filters keep 1:
   /// they are FMA-bound, and 4 columns unrolled over k² taps spill.
-  __host__ __device__ static constexpr int columns_per_thread(int radius) { return radius <= 2 ? 4 : 1; }
+  __host__ __device__ static constexpr int columns_per_thread(int radius) { return radius <= 2 ? 2 : 1; }
   /// Outputs per thread, stacked vertically: a taller tile amortises the 2r
-  /// halo rows, and the vertical window is reused from registers. With 4
-  /// columns, 8 rows need 32 accumulators plus the window and spill at the
-  /// 64-register cap, hence 4 (tile 256 × 16).
-  __host__ __device__ static constexpr int rows_per_thread(int radius) { return columns_per_thread(radius) > 1 ? 4 : 8; }
+  /// halo rows, and the vertical window is reused from registers.
+  __host__ __device__ static constexpr int rows_per_thread(int) { return 8; }
   /// Resident blocks per SM promised to the compiler (`__launch_bounds__`),
   /// which caps registers at 65536 / (256 × this): 6 gives 40 registers, the
   /// fewest with which the one-column kernel does not spill (sm_90, CUDA 13.0)
