@@ -15,7 +15,9 @@
 //   cublasGemmEx (bf16 A and B, fp32 C, CUBLAS_COMPUTE_32F); the same for gemm_f16.
 //   gemm_bf16/foundry_wgmma, gemm_f16/foundry_wgmma   rung 5 (wgmma fed by TMA); only in
 //   builds with sm_90a code (FOUNDRY_HAS_SM90A, cmake/foundry_sm90a.cmake), where the
-//   gemm_bf16/foundry row (the dispatch) runs it too on the H200.
+//   gemm_bf16/foundry row (the dispatch) runs it too on the H200. At 1024x1024x8192 (too
+//   few block tiles for the SMs: the automatic choice splits K in 4) also
+//   .../foundry_wgmma_split_k_1 (no split) and .../foundry_wgmma_split_k_8.
 //
 // flops = 2 M N K; bytes = A and B read once, C written once (beta = 0: C is not read), the
 // minimal traffic. Every row runs its GEMM once on random inputs (fixed seed) into a C
@@ -225,6 +227,19 @@ enqueue_fn<In> with_tensor_core_policy() {
   };
 }
 
+// Rung 5 with a fixed split-K count (1: no split), beside the automatic choice of the
+// foundry_wgmma row.
+template <class In>
+enqueue_fn<In> with_wgmma_split_k(int splits) {
+  return [splits](gemm_data<In>& d, cuda::stream_ref s) {
+    const auto p = foundry::make_gemm_problem<In, float>(1.0f, d.view_a(), matrix_op::none, d.view_b(),
+                                                         matrix_op::none, 0.0f, d.view_c());
+    foundry::gemm_kernels::split_k_options options;
+    options.split_k = splits;
+    foundry::gemm_kernels::gemm_wgmma<In>(p, options, s);
+  };
+}
+
 // Tuning candidates for rung 4 (tensor_core_policy: 128 x 256 x 64, 2 x 4 warps, 3 stages).
 template <int BlockM, int BlockN, int BlockK, int WarpsM, int WarpsN, int Stages>
 struct tensor_core_candidate {
@@ -254,6 +269,11 @@ void add_16bit(const std::string& algorithm, const shape& sh) {
   add<In>(algorithm + "/foundry_tensor_core", sh, with_rung<In>(gemm_rung::tensor_core));
   if constexpr (foundry::gemm_kernels::gemm_wgmma_built) {
     add<In>(algorithm + "/foundry_wgmma", sh, with_rung<In>(gemm_rung::wgmma));
+    // The shape that splits K (32 block tiles for 132 SMs): the gain, and one more count.
+    if (sh.m * sh.n < std::int64_t{132} * 128 * 256) {
+      add<In>(algorithm + "/foundry_wgmma_split_k_1", sh, with_wgmma_split_k<In>(1));
+      add<In>(algorithm + "/foundry_wgmma_split_k_8", sh, with_wgmma_split_k<In>(8));
+    }
   }
   add<In>(algorithm + "/foundry", sh, with_dispatch<In>());
   add<In>(algorithm + "/cublas", sh, with_cublas<In>());

@@ -326,7 +326,7 @@ TEST_CASE("register_blocked split-K with an explicit count and a caller workspac
     const matrix_view<float> vc{dc.data(), m, n, n};
     const auto p = foundry::make_gemm_problem<float, float>(0.5f, va, matrix_op::none, vb, matrix_op::none, 2.0f, vc);
     const int used = foundry::gemm_kernels::register_blocked_splits(p, splits, 132);
-    foundry::device_buffer<float> workspace(foundry::gemm_kernels::register_blocked_workspace_elements(p, used), s);
+    foundry::device_buffer<float> workspace(foundry::gemm_kernels::split_k_workspace_elements(p, used), s);
     foundry::gemm_kernels::register_blocked_options options;
     options.split_k = splits;
     options.workspace = workspace.span();

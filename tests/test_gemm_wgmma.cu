@@ -172,6 +172,16 @@ gemm_outcome require_matches(const gemm_case& c, const Values&... values) {
   return foundry::test::check_gemm_outcome(out, "TMA path");
 }
 
+// require_matches with split-K options (a forced slice count, a caller's workspace).
+template <class In>
+gemm_outcome require_matches_split(const gemm_case& c, const gk::split_k_options& options) {
+  INFO(foundry::test::describe(c) << ", split_k " << options.split_k << ", workspace " << options.workspace.size());
+  const auto out = foundry::test::run_gemm_case<In>(
+      c, [](const auto& p) { return gk::gemm_wgmma_tma_path(p); },
+      [&](const auto& p, cuda::stream_ref s) { gk::gemm_wgmma(p, options, s); });
+  return foundry::test::check_gemm_outcome(out, "TMA path");
+}
+
 // The brief's shapes: single elements, odd sizes, one exact tile, several tiles and K stages
 // (300 × 520 × 1000: 3 × 3 tiles, 16 stages, 4 laps of the ring), and one spanning more than
 // a group of the block order in M (10 tile rows) and 3 tile columns, both edges ragged.
@@ -251,6 +261,18 @@ TEST_CASE("the TMA path needs 16-byte aligned operands, leading dimensions of 8k
   CHECK_FALSE(gk::gemm_wgmma_tma_path(p));  // C = beta * C: rung 4
   p.k = std::int64_t{1} << 31;
   CHECK_FALSE(gk::gemm_wgmma_tma_path(p));  // TMA coordinates are 32-bit
+}
+
+TEST_CASE("gemm_wgmma splits K only when its block tiles leave SMs idle", "[gemm][wgmma]") {
+  CHECK(gk::wgmma_splits(1024, 1024, 8192, 0, 132) == 4);  // 32 tiles of 128 x 256
+  CHECK(gk::wgmma_splits(256, 512, 4096, 0, 132) == 8);    // 4 tiles: K / 512 binds
+  CHECK(gk::wgmma_splits(8192, 8192, 1024, 0, 132) == 1);  // 2048 tiles
+  CHECK(gk::wgmma_splits(4096, 4096, 4096, 0, 132) == 1);
+  CHECK(gk::wgmma_splits(4096, 1024, 8192, 0, 132) == 1);   // 128 tiles: 132 / 128 slots per tile
+  CHECK(gk::wgmma_splits(100, 100, 300, 0, 132) == 1);       // K too short to split
+  CHECK(gk::wgmma_splits(100, 100, 1 << 20, 0, 132) == 16);  // at most 16
+  CHECK(gk::wgmma_splits(100, 100, 100, 5, 132) == 2);       // at most one slice per K step of 64
+  CHECK(gk::wgmma_splits(8192, 8192, 1024, 3, 132) == 3);    // a request is honoured
 }
 
 TEST_CASE("gemm_wgmma refuses to run in a program without sm_90a code", "[gemm][wgmma]") {
@@ -366,6 +388,78 @@ TEMPLATE_TEST_CASE("gemm_wgmma writes only the m x n window of C", "[gpu][gemm][
     c.c_offset = offset;
     CHECK(require_matches<TestType>(c).path);
   }
+}
+
+TEMPLATE_TEST_CASE("gemm_wgmma with split-K matches the reference in every layout", "[gpu][gemm][wgmma]",
+                   __nv_bfloat16, __half) {
+  // 3 slices of 384 (the last 232, ragged, zero-filled by TMA past K); 2 slices of a K that is
+  // not a multiple of 64; 16 slices of 64, one K step each. C is read (beta != 0), strided and
+  // offset, so that the reduce kernel's own indexing is checked too.
+  SKIP_UNLESS_WGMMA_RUNS();
+  struct split_case {
+    shape sh;
+    int splits;
+  };
+  for (const auto& [sh, splits] : {split_case{{300, 520, 1000}, 3}, split_case{{127, 129, 255}, 2},
+                                   split_case{{130, 259, 1024}, 16}}) {
+    for (const auto& [a_k, b_n] : layouts) {
+      gemm_case c = make_gemm_case(sh, -0.75f, 0.5f);
+      c.a_k_contiguous = a_k;
+      c.b_n_contiguous = b_n;
+      c.c_ld_extra = 3;
+      c.c_offset = 1;
+      gk::split_k_options options;
+      options.split_k = splits;
+      CHECK(require_matches_split<TestType>(c, options).path);
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("gemm_wgmma splits K by itself when the tiles are few, and never reads C when beta is 0",
+                   "[gpu][gemm][wgmma]", __nv_bfloat16, __half) {
+  // 4 block tiles on the GPU's SMs: the automatic count is 8 slices of 512 on the H200.
+  SKIP_UNLESS_WGMMA_RUNS();
+  const gemm_case c = make_gemm_case({256, 512, 4096});
+  INFO("automatic slices: " << gk::wgmma_splits(c.m, c.n, c.k, 0, foundry::get_device_properties().sm_count));
+  CHECK(gk::wgmma_splits(c.m, c.n, c.k, 0, foundry::get_device_properties().sm_count) > 1);
+  CHECK(require_matches<TestType>(c).path);
+}
+
+TEMPLATE_TEST_CASE("gemm_wgmma with split-K uses the caller's workspace, and refuses one too small",
+                   "[gpu][gemm][wgmma]", __nv_bfloat16, __half) {
+  SKIP_UNLESS_WGMMA_RUNS();
+  const gemm_case c = make_gemm_case({200, 300, 700}, 1.0f, 0.0f);
+  const auto p = foundry::test::fake_gemm_problem({c.m, c.n, c.k});
+  const std::size_t needed = gk::split_k_workspace_elements(p, 4);
+  REQUIRE(needed == 4u * 200u * 300u);
+  foundry::stream s;
+  // NaN in the workspace: every slice must be written before the reduce reads it.
+  auto workspace = foundry::test::poisoned_device_buffer<float>(needed, s);
+  s.synchronize();
+  gk::split_k_options options;
+  options.split_k = 4;
+  options.workspace = workspace.span();
+  CHECK(require_matches_split<TestType>(c, options).path);
+
+  gk::split_k_options small = options;
+  small.workspace = workspace.span().first(needed - 1);
+  foundry::device_buffer<TestType> a(static_cast<std::size_t>(c.m * c.k), s);
+  foundry::device_buffer<TestType> b(static_cast<std::size_t>(c.k * c.n), s);
+  foundry::device_buffer<float> out(static_cast<std::size_t>(c.m * c.n), s);
+  foundry::gemm_problem<TestType, float> q;
+  q.m = c.m;
+  q.n = c.n;
+  q.k = c.k;
+  q.a = a.data();
+  q.lda = c.k;
+  q.b = b.data();
+  q.ldb = c.n;
+  q.c = out.data();
+  q.ldc = c.n;
+  REQUIRE(gk::gemm_wgmma_tma_path(q));
+  CHECK_THROWS_WITH(gk::gemm_wgmma(q, small, s), Catch::Contains("split-K workspace of 239999 floats") &&
+                                                     Catch::Contains("smaller than the 240000 needed"));
+  s.synchronize();
 }
 
 TEMPLATE_TEST_CASE("gemm_wgmma with an empty C does nothing", "[gpu][gemm][wgmma]", __nv_bfloat16, __half) {

@@ -106,25 +106,35 @@ struct convolve_2d_policy {
   static constexpr int block_y = 4;
   /// Output columns per thread: 1, 2 or 4. With 1 a thread owns one column of
   /// the tile and reads its window scalar by scalar, k reads per input row: at
-  /// 5×5 those reads, with the FMAs, made the kernel issue-bound (0.68× of
-  /// cudaMemcpy on the H200, 2026-12-02, ~68 instructions per output against 25
-  /// FMAs). With 2 or 4 it owns a block of columns and reads each input row of
-  /// its window once, as float2 / float4 vectors (3 float4 for 4 columns up to
-  /// radius 4), applying every tap from registers. The wider filters keep 1:
-  /// they are FMA-bound, and 4 columns unrolled over k² taps spill.
-  __host__ __device__ static constexpr int columns_per_thread(int radius) { return radius <= 2 ? 2 : 1; }
+  /// 5×5 those reads, with the FMAs, made the kernel issue-bound. With 2 or 4 it
+  /// owns a block of columns and reads each input row of its window once, as
+  /// float2 / float4 vectors, applying every tap from registers.
+  /// Measured on the H200, 2026-12-02 (third session), 8192 × 8192, GB/s and the
+  /// fraction of the same run's cudaMemcpy row (rows
+  /// stencil_<k>x<k>/foundry_<block_x>x<block_y>c<columns>r<rows>/8192x8192, the
+  /// default as stencil_<k>x<k>/foundry/8192x8192):
+  ///   3x3: 2 columns 3841 (0.911×), 1 column 3660 (0.869×), 4 columns × 4 rows
+  ///        3234 (0.774×; 32 × 8 threads 3202);
+  ///   5x5: 2 columns 3392 (0.806×), 1 column 3046 (0.724×; 16 rows 3197),
+  ///        4 columns × 4 rows 2996 (0.718×; 32 × 8 threads 2747, 8 rows 2886);
+  ///   9x9: 2 columns 39.0 TFLOP/s, 4 columns (32 × 8 × 4 rows) 38.4, 1 column 32.5;
+  ///   15x15: 4 columns (32 × 8 × 4 rows) 44.5 TFLOP/s, 1 column 35.4.
+  /// Nsight Compute at 5x5 (same day): 48 thread instructions per output for 2
+  /// columns (25 of them FMAs), issue slots 75 % busy; 4 columns issue fewer
+  /// instructions but stall more (60 % busy, a third of their shared-memory
+  /// wavefronts bank conflicts).
+  __host__ __device__ static constexpr int columns_per_thread(int radius) { return radius <= 4 ? 2 : 4; }
   /// Outputs per thread, stacked vertically: a taller tile amortises the 2r
-  /// halo rows, and the vertical window is reused from registers.
-  __host__ __device__ static constexpr int rows_per_thread(int) { return 8; }
+  /// halo rows, and the vertical window is reused from registers. 2 columns × 16
+  /// rows need more than 64 registers (5x5 at 128 threads, 116 registers: 2991 GB/s,
+  /// 0.711×); 4 columns take 4 rows for the same reason.
+  __host__ __device__ static constexpr int rows_per_thread(int radius) { return columns_per_thread(radius) == 4 ? 4 : 8; }
   /// Resident blocks per SM promised to the compiler (`__launch_bounds__`),
-  /// which caps registers at 65536 / (256 × this): 6 gives 40 registers, the
-  /// fewest with which the one-column kernel does not spill (sm_90, CUDA 13.0)
-  /// up to radius 4; the wider filters and the 4-column blocks need 64 (4
-  /// blocks). More resident blocks keep more tile loads in flight, which the
-  /// small, memory-bound filters need.
-  __host__ __device__ static constexpr int min_blocks_per_sm(int radius) {
-    return columns_per_thread(radius) > 1 || radius > 4 ? 4 : 6;
-  }
+  /// which caps registers at 65536 / (256 × this): 4 gives 64 registers, enough
+  /// for 2 columns × 8 rows up to radius 2 without spills (sm_90, CUDA 13.0);
+  /// the wider filters need 72-80 (3 blocks). The small filters are
+  /// memory-bound and want more blocks, for more tile loads in flight.
+  __host__ __device__ static constexpr int min_blocks_per_sm(int radius) { return radius <= 2 ? 4 : 3; }
   /// Whether the one-column kernel unrolls its loop over filter columns too.
   /// Unrolled, every weight is an immediate constant-bank operand of its FMA;
   /// but past radius 3 the fully unrolled body makes ptxas hoist so many
@@ -300,14 +310,26 @@ __global__ void __launch_bounds__(Policy::block_x* Policy::block_y, Policy::min_
     const std::int64_t s_y0 = tile_y0 - Radius;
     const bool interior = p.vector_loads && s_x0 >= 0 && s_x0 + s_w <= p.width && s_y0 >= 0 && s_y0 + s_h <= p.height;
     float4 r_chunk[chunks_per_thread];
+    if (interior) {  // block-uniform: two separate loops, so that the fast one carries no border code
+      const float* s_origin = p.input + s_y0 * p.input_pitch + s_x0;
 #pragma unroll
-    for (int c = 0; c < chunks_per_thread; ++c) {
-      const int i = tid + c * threads;
-      if (chunks % threads == 0 || i < chunks) {
-        const int row = i / chunks_per_row;
-        const int col = i - row * chunks_per_row;
-        r_chunk[c] = interior ? __ldg(reinterpret_cast<const float4*>(p.input + (s_y0 + row) * p.input_pitch + s_x0) + col)
-                              : load_chunk(p, s_x0 + 4 * col, s_y0 + row);
+      for (int c = 0; c < chunks_per_thread; ++c) {
+        const int i = tid + c * threads;
+        if (chunks % threads == 0 || i < chunks) {
+          const int row = i / chunks_per_row;
+          const int col = i - row * chunks_per_row;
+          r_chunk[c] = __ldg(reinterpret_cast<const float4*>(s_origin + row * p.input_pitch) + col);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int c = 0; c < chunks_per_thread; ++c) {
+        const int i = tid + c * threads;
+        if (chunks % threads == 0 || i < chunks) {
+          const int row = i / chunks_per_row;
+          const int col = i - row * chunks_per_row;
+          r_chunk[c] = load_chunk(p, s_x0 + 4 * col, s_y0 + row);
+        }
       }
     }
 #pragma unroll

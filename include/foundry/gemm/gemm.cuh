@@ -214,7 +214,7 @@ void run_rung(gemm_rung rung, const gemm_problem<In, Out>& p, cuda::stream_ref s
   } else {
     if (rung == gemm_rung::tensor_core) return gemm_kernels::gemm_tensor_core<In>(p, s);
     // Falls back to tensor_core itself for problems TMA cannot describe (see gemm_wgmma.cuh).
-    if (rung == gemm_rung::wgmma) return gemm_kernels::gemm_wgmma<In>(p, s);
+    if (rung == gemm_rung::wgmma) return gemm_kernels::gemm_wgmma<In>(p, gemm_kernels::split_k_options{}, s);
   }
   // Unreachable through gemm and gemm_with, which check gemm_rung_supports first.
   throw std::invalid_argument(std::string("gemm: rung ") + gemm_rung_name(rung) + " does not handle these types");

@@ -34,11 +34,10 @@
 
 #include <foundry/core/error.cuh>
 #include <foundry/core/math.cuh>
+#include <foundry/gemm/detail/split_k.cuh>
 #include <foundry/gemm/gemm_problem.cuh>
-#include <foundry/launch/grid_stride.cuh>
 #include <foundry/launch/launch.cuh>
 #include <foundry/launch/launch_config.cuh>
-#include <foundry/memory/device_buffer.cuh>
 #include <foundry/runtime/device.cuh>
 #include <foundry/util/nvtx.cuh>
 
@@ -102,16 +101,8 @@ struct register_blocked_policy {
 /// The default tile of rung 3.
 using register_blocked_default_policy = register_blocked_policy<>;
 
-/// Options of the rung-3 launcher.
-struct register_blocked_options {
-  /// Slices of K computed by separate blocks: 0 picks a count from the tile
-  /// count and the SM count; 1 disables split-K.
-  int split_k = 0;
-  /// Scratch for split-K partial sums, at least
-  /// `register_blocked_workspace_elements(p, splits)` floats; when empty (the
-  /// default) the launcher allocates it stream-ordered on the launch stream.
-  cuda::std::span<float> workspace{};
-};
+/// Options of the rung-3 launcher: the split-K count and workspace.
+using register_blocked_options = split_k_options;
 
 namespace detail {
 
@@ -373,31 +364,12 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
   }
 }
 
-/// Sums the split-K partial results: C = alpha * sum_z w[z] + beta * C.
-/// Memory-bound and tiny next to the GEMM (splits × M × N floats once).
-/// (A template only so that the header can be included in several translation units.)
-template <class T = float>
-__global__ void split_k_reduce_kernel(const T* __restrict__ w, int splits, std::int64_t m, std::int64_t n,
-                                      T* __restrict__ c, std::int64_t ldc, float alpha, float beta) {
-  const std::uint64_t slice = static_cast<std::uint64_t>(m) * static_cast<std::uint64_t>(n);
-  for (const std::uint64_t idx : grid_stride_range(slice)) {
-    float sum = 0.0f;
-    for (int z = 0; z < splits; ++z) sum += w[z * slice + idx];  // fixed order: deterministic
-    const std::int64_t i = static_cast<std::int64_t>(idx / static_cast<std::uint64_t>(n));
-    const std::int64_t j = static_cast<std::int64_t>(idx % static_cast<std::uint64_t>(n));
-    float& out = c[i * ldc + j];
-    out = beta == 0.0f ? alpha * sum : alpha * sum + beta * out;
-  }
-}
-
 /// Split-K slices the launcher would use for `p` (`requested` > 0 is honoured,
 /// clamped to the K slices that exist). Auto: one slice while the C tiles fill
 /// every SM at least once; otherwise enough slices to fill the resident block
 /// slots, each slice at least `min_k_per_split` deep, at most 16 slices.
 template <class Policy = register_blocked_default_policy>
 [[nodiscard]] int register_blocked_splits(const gemm_problem<float, float>& p, int requested, int sm_count) {
-  const std::int64_t k_slices = std::max<std::int64_t>(1, ceil_div<std::int64_t>(p.k, Policy::block_k));
-  if (requested > 0) return static_cast<int>(std::min<std::int64_t>(requested, k_slices));
   // 512: below that a slice's pipeline start-up and the reduce outweigh the
   // extra SMs. Measured on the H200, 2026-12-02, at 1024 × 1024 × 8192 (64 tiles,
   // 264 block slots on 132 SMs: the auto choice is 4 slices of 2048, so this 512
@@ -406,27 +378,17 @@ template <class Policy = register_blocked_default_policy>
   // gemm_f32/cublas/1024x1024x8192), 0.944×. Other split counts and other values of
   // this floor were not measured yet.
   constexpr std::int64_t min_k_per_split = 512;
-  constexpr std::int64_t max_splits = 16;
   const std::int64_t tiles =
       ceil_div<std::int64_t>(p.m, Policy::block_m) * ceil_div<std::int64_t>(p.n, Policy::block_n);
-  if (tiles >= sm_count) return 1;
-  const std::int64_t slots = std::int64_t{sm_count} * Policy::min_blocks_per_sm;
-  const std::int64_t want = std::min({slots / std::max<std::int64_t>(tiles, 1), p.k / min_k_per_split, max_splits});
-  return static_cast<int>(std::max<std::int64_t>(1, want));
+  return detail::choose_split_k(tiles, std::int64_t{sm_count} * Policy::min_blocks_per_sm, sm_count, p.k,
+                                Policy::block_k, requested, min_k_per_split);
 }
 
 /// K elements per split-K slice: a multiple of the policy's K slice, so only
 /// the last split has a ragged end and vector alignment is kept.
 template <class Policy = register_blocked_default_policy>
 [[nodiscard]] constexpr std::int64_t register_blocked_k_per_split(std::int64_t k, int splits) noexcept {
-  return round_up<std::int64_t>(std::max<std::int64_t>(1, ceil_div<std::int64_t>(k, splits)), Policy::block_k);
-}
-
-/// Floats of workspace that `splits` slices need (0 for one slice).
-[[nodiscard]] inline std::size_t register_blocked_workspace_elements(const gemm_problem<float, float>& p,
-                                                                     int splits) noexcept {
-  if (splits <= 1) return 0;
-  return static_cast<std::size_t>(splits) * static_cast<std::size_t>(p.m) * static_cast<std::size_t>(p.n);
+  return detail::split_k_depth(k, splits, Policy::block_k);
 }
 
 /// Enqueues rung 3 on `s` (asynchronous). `p` must already be valid (as
@@ -465,26 +427,15 @@ void gemm_register_blocked(const gemm_problem<float, float>& p, const register_b
   const bool vector = is_aligned(p.a, 16) && p.lda % 4 == 0 && is_aligned(p.b, 16) && p.ldb % 4 == 0;
   const kernel_type kernel = kernels[p.a_k_contiguous][p.b_n_contiguous][vector];
 
+  const auto enqueue = [&](const gemm_problem<float, float>& q, std::int64_t slice_stride) {
+    launch(s, config, kernel, p, k_per_split, q.c, q.ldc, slice_stride, q.alpha, q.beta,
+           is_aligned(q.c, 16) && q.ldc % 4 == 0);
+  };
   if (splits == 1) {
-    launch(s, config, kernel, p, k_per_split, p.c, p.ldc, std::int64_t{0}, p.alpha, p.beta,
-           is_aligned(p.c, 16) && p.ldc % 4 == 0);
-    return;
+    enqueue(p, 0);
+  } else {
+    detail::enqueue_split_k(p, splits, options.workspace, enqueue, s);
   }
-  const std::size_t needed = register_blocked_workspace_elements(p, splits);
-  device_buffer<float> owned;
-  cuda::std::span<float> workspace = options.workspace;
-  if (workspace.empty()) {
-    owned = device_buffer<float>(needed, s);
-    workspace = owned.span();
-  }
-  FOUNDRY_EXPECTS(workspace.size() >= needed, "split-K workspace of " + std::to_string(workspace.size()) +
-                                                  " floats is smaller than the " + std::to_string(needed) +
-                                                  " needed");
-  launch(s, config, kernel, p, k_per_split, workspace.data(), p.n, p.m * p.n, 1.0f, 0.0f,
-         is_aligned(workspace.data(), 16) && p.n % 4 == 0);
-  launch(s, make_launch_config_1d(static_cast<std::uint64_t>(p.m * p.n), 256, resident_grid_blocks(8)),
-         split_k_reduce_kernel<float>, workspace.data(), splits, p.m, p.n, p.c, p.ldc, p.alpha, p.beta);
-  // `owned` is freed here, stream-ordered after the reduce on `s`.
 }
 
 /// Rung 3 with the default options (automatic split-K, internal workspace).

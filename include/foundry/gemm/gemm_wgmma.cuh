@@ -67,6 +67,7 @@
 #include <foundry/core/error.cuh>
 #include <foundry/core/math.cuh>
 #include <foundry/gemm/detail/mma_sync.cuh>
+#include <foundry/gemm/detail/split_k.cuh>
 #include <foundry/gemm/detail/tma.cuh>
 #include <foundry/gemm/detail/wgmma.cuh>
 #include <foundry/gemm/gemm_problem.cuh>
@@ -225,12 +226,15 @@ struct wgmma_operand {
 /// The wgmma kernel. `AKMajor` must equal p.a_k_contiguous and `BKMajor`
 /// !p.b_n_contiguous; the maps must describe A and B as `gemm_wgmma` encodes
 /// them; the problem must pass gemm_wgmma_tma_path. Launch with
-/// `wgmma_shape<Policy>::threads` threads, a 1D grid of one block per block tile
-/// and `wgmma_shape<Policy>::shared_bytes` of dynamic shared memory.
+/// `wgmma_shape<Policy>::threads` threads, a grid of one block per block tile
+/// (x) and per K slice (y), and `wgmma_shape<Policy>::shared_bytes` of dynamic
+/// shared memory. Block y multiplies K elements [y·k_per_split, (y+1)·k_per_split)
+/// (a multiple of block_k, so TMA's zero fill past K covers only the last slice)
+/// into C + y·c_slice_stride.
 template <class In, class Policy, bool AKMajor, bool BKMajor>
 __global__ void __launch_bounds__(wgmma_shape<Policy>::threads, 1)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                      gemm_problem<In, float> p) {
+                      gemm_problem<In, float> p, std::int64_t k_per_split, std::int64_t c_slice_stride) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using shape = wgmma_shape<Policy>;
   using a_operand = wgmma_operand<AKMajor, Policy::block_m>;
@@ -248,7 +252,9 @@ __global__ void __launch_bounds__(wgmma_shape<Policy>::threads, 1)
                                        ceil_div<std::int64_t>(p.n, Policy::block_n), Policy::group_m);
   const auto m0 = static_cast<std::int32_t>(tile.m * Policy::block_m);  // < 2^31: gemm_wgmma_tma_path
   const auto n0 = static_cast<std::int32_t>(tile.n * Policy::block_n);
-  const int steps = static_cast<int>(ceil_div<std::int64_t>(p.k, Policy::block_k));
+  const std::int64_t k_begin = std::int64_t{blockIdx.y} * k_per_split;
+  const std::int64_t k_end = k_begin + k_per_split < p.k ? k_begin + k_per_split : p.k;
+  const int steps = static_cast<int>(ceil_div<std::int64_t>(k_end - k_begin, Policy::block_k));
   const int thread = static_cast<int>(threadIdx.x);
   const int warpgroup = thread / 128;
 
@@ -273,7 +279,7 @@ __global__ void __launch_bounds__(wgmma_shape<Policy>::threads, 1)
         (void)cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta,
                                                    cuda::ptx::space_shared, &full[stage],
                                                    static_cast<std::uint32_t>(shape::stage_bytes));
-        const std::int32_t k0 = step * Policy::block_k;
+        const auto k0 = static_cast<std::int32_t>(k_begin + step * Policy::block_k);  // < 2^31: tma_path
         a_operand::load(s_a(stage), &map_a, m0, k0, &full[stage]);
         b_operand::load(s_b(stage), &map_b, n0, k0, &full[stage]);
         if (++stage == stages) stage = 0, phase ^= 1u;
@@ -320,6 +326,7 @@ __global__ void __launch_bounds__(wgmma_shape<Policy>::threads, 1)
     wgmma_wait<0>();
     fence_accumulators(acc[0]);
 
+    p.c += std::int64_t{blockIdx.y} * c_slice_stride;
     store_accumulators(acc, p, std::int64_t{m0} + 64 * consumer + 16 * warp_in_group, std::int64_t{n0}, lane);
   }
 #else
@@ -327,6 +334,8 @@ __global__ void __launch_bounds__(wgmma_shape<Policy>::threads, 1)
   (void)map_a;
   (void)map_b;
   (void)p;
+  (void)k_per_split;
+  (void)c_slice_stride;
   __trap();
 #endif
 }
@@ -350,21 +359,36 @@ CUtensorMap operand_map(const In* data, std::int64_t rows, std::int64_t cols, st
 
 }  // namespace detail
 
+/// Split-K slices `gemm_wgmma` would use for `p` on `sm_count` SMs (`requested`
+/// > 0 is honoured, clamped to the K steps that exist): one slice while the
+/// block tiles occupy every SM, otherwise enough slices of at least 512 of K to
+/// give every SM a block (one block per SM: 192 KiB of shared memory each).
+/// At 1024 × 1024 × 8192: 32 tiles, 4 slices of 2048.
+template <class Policy = wgmma_policy>
+[[nodiscard]] int wgmma_splits(std::int64_t m, std::int64_t n, std::int64_t k, int requested, int sm_count) {
+  constexpr std::int64_t min_k_per_split = 512;
+  const std::int64_t tiles = ceil_div<std::int64_t>(m, Policy::block_m) * ceil_div<std::int64_t>(n, Policy::block_n);
+  return detail::choose_split_k(tiles, sm_count, sm_count, k, Policy::block_k, requested, min_k_per_split);
+}
+
 /// Enqueues C = alpha·A·B + beta·C on `s` with the wgmma kernel (fp16 or bf16 in,
-/// fp32 accumulation and C). Asynchronous: returns once the kernel is enqueued;
+/// fp32 accumulation and C). Asynchronous: returns once the work is enqueued;
 /// the TMA descriptors travel by value in the kernel parameters, so nothing on
 /// the host outlives the call.
 /// Shapes and leading dimensions are the caller's to validate (foundry::gemm
 /// does); an empty C launches nothing and C is not read when beta == 0. Problems
 /// that fail `gemm_wgmma_tma_path` (K = 0 among them) run on rung 4,
 /// `gemm_tensor_core`, with the same contract.
+/// Split-K (`options`, see `wgmma_splits` for the automatic count): the slices
+/// go to a workspace, the caller's or one allocated and freed stream-ordered on
+/// `s`, and a second kernel sums them into C in a fixed order.
 /// Throws `std::invalid_argument` if this program has no sm_90a code
 /// (FOUNDRY_HAS_SM90A) or the current device is not of compute capability 9.0,
-/// or if the grid of block tiles exceeds the 1D grid limit; `std::runtime_error`
-/// if the driver cannot encode a tensor map; `cuda_error` if a CUDA call or the
-/// launch fails.
+/// if the grid of block tiles exceeds the 1D grid limit, or if a caller's
+/// workspace is too small; `std::runtime_error` if the driver cannot encode a
+/// tensor map; `cuda_error` if a CUDA call, an allocation or a launch fails.
 template <class In, class Policy = wgmma_policy>
-void gemm_wgmma(const gemm_problem<In, float>& p, cuda::stream_ref s) {
+void gemm_wgmma(const gemm_problem<In, float>& p, const split_k_options& options, cuda::stream_ref s) {
   static_assert(std::is_same_v<In, __half> || std::is_same_v<In, __nv_bfloat16>,
                 "gemm_wgmma takes __half or __nv_bfloat16 inputs");
   using shape = detail::wgmma_shape<Policy>;
@@ -373,7 +397,8 @@ void gemm_wgmma(const gemm_problem<In, float>& p, cuda::stream_ref s) {
                   std::string("gemm_wgmma: this program was built without sm_90a code (compile with -gencode "
                               "arch=compute_90a,code=sm_90a and -DFOUNDRY_HAS_SM90A=1)"));
   if (p.m <= 0 || p.n <= 0) return;  // nothing to compute, nothing to touch
-  const int cc = get_device_properties().compute_capability();
+  const auto& device = get_device_properties();
+  const int cc = device.compute_capability();
   FOUNDRY_EXPECTS(gemm_wgmma_available(cc),
                   "gemm_wgmma: sm_90a code runs only on compute capability 9.0; this device is sm_" +
                       std::to_string(cc));
@@ -387,6 +412,10 @@ void gemm_wgmma(const gemm_problem<In, float>& p, cuda::stream_ref s) {
   FOUNDRY_EXPECTS(tiles_m <= static_cast<std::int64_t>(max_grid_x) / tiles_n,
                   "gemm_wgmma: " + std::to_string(tiles_m) + " × " + std::to_string(tiles_n) +
                       " block tiles exceed the 1D grid limit of " + std::to_string(max_grid_x) + " blocks");
+  int splits = wgmma_splits<Policy>(p.m, p.n, p.k, options.split_k, device.sm_count);
+  const std::int64_t k_per_split = detail::split_k_depth(p.k, splits, Policy::block_k);
+  // Rounding the slice up to whole K steps can leave trailing slices empty: drop them.
+  splits = static_cast<int>(ceil_div<std::int64_t>(p.k, k_per_split));
 
   // A(i, p) and B(p, j) as stored: rows × contiguous columns.
   using a_k = detail::wgmma_operand<true, Policy::block_m>;
@@ -400,9 +429,22 @@ void gemm_wgmma(const gemm_problem<In, float>& p, cuda::stream_ref s) {
 
   launch_config c;
   c.block = dim3(shape::threads, 1, 1);
-  c.grid = dim3(static_cast<unsigned>(tiles_m * tiles_n), 1, 1);
+  c.grid = dim3(static_cast<unsigned>(tiles_m * tiles_n), static_cast<unsigned>(splits), 1);
   c.dynamic_shared_bytes = shape::shared_bytes;
-  launch(s, c, detail::select_wgmma_kernel<In, Policy>(p), map_a, map_b, p);
+  const auto enqueue = [&](const gemm_problem<In, float>& q, std::int64_t slice_stride) {
+    launch(s, c, detail::select_wgmma_kernel<In, Policy>(p), map_a, map_b, q, k_per_split, slice_stride);
+  };
+  if (splits == 1) {
+    enqueue(p, 0);
+  } else {
+    detail::enqueue_split_k(p, splits, options.workspace, enqueue, s);
+  }
+}
+
+/// `gemm_wgmma` with the default options (automatic split-K, internal workspace).
+template <class In, class Policy = wgmma_policy>
+void gemm_wgmma(const gemm_problem<In, float>& p, cuda::stream_ref s) {
+  gemm_wgmma<In, Policy>(p, split_k_options{}, s);
 }
 
 }  // namespace foundry::gemm_kernels

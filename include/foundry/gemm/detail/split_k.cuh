@@ -1,0 +1,114 @@
+#pragma once
+/// \file
+/// Split-K, shared by the GEMM rungs that use it (rung 3 and the wgmma rung):
+/// when the C tiles are too few to occupy every SM (1024 × 1024 × 8192 has 64
+/// tiles of 128 × 128 and 32 of 128 × 256 for 132 SMs), the K range is cut into
+/// slices computed by separate blocks into a workspace, and a second kernel sums
+/// the slices in a fixed order (deterministic) into C = alpha·sum + beta·C.
+
+#include <foundry/core/error.cuh>
+#include <foundry/core/math.cuh>
+#include <foundry/gemm/gemm_problem.cuh>
+#include <foundry/launch/grid_stride.cuh>
+#include <foundry/launch/launch.cuh>
+#include <foundry/launch/launch_config.cuh>
+#include <foundry/memory/device_buffer.cuh>
+
+#include <cuda/std/span>
+#include <cuda/stream_ref>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace foundry::gemm_kernels {
+
+/// Options of a rung launcher that can split K.
+struct split_k_options {
+  /// Slices of K computed by separate blocks: 0 picks a count from the tile
+  /// count and the SM count; 1 disables split-K.
+  int split_k = 0;
+  /// Scratch for the partial sums, at least `split_k_workspace_elements(p, splits)`
+  /// floats; when empty (the default) the launcher allocates it stream-ordered
+  /// on the launch stream.
+  cuda::std::span<float> workspace{};
+};
+
+/// Floats of workspace that `splits` slices of `p` need (0 for one slice).
+template <class In>
+[[nodiscard]] std::size_t split_k_workspace_elements(const gemm_problem<In, float>& p, int splits) noexcept {
+  if (splits <= 1) return 0;
+  return static_cast<std::size_t>(splits) * static_cast<std::size_t>(p.m) * static_cast<std::size_t>(p.n);
+}
+
+namespace detail {
+
+/// Sums the split-K partial results: C = alpha * sum_z w[z] + beta * C.
+/// Memory-bound and small next to the GEMM (splits × M × N floats read once).
+template <class T>
+__global__ void split_k_reduce_kernel(const T* __restrict__ w, int splits, std::int64_t m, std::int64_t n,
+                                      T* __restrict__ c, std::int64_t ldc, float alpha, float beta) {
+  const std::uint64_t slice = static_cast<std::uint64_t>(m) * static_cast<std::uint64_t>(n);
+  for (const std::uint64_t idx : grid_stride_range(slice)) {
+    float sum = 0.0f;
+    for (int z = 0; z < splits; ++z) sum += w[z * slice + idx];  // fixed order: deterministic
+    const std::int64_t i = static_cast<std::int64_t>(idx / static_cast<std::uint64_t>(n));
+    const std::int64_t j = static_cast<std::int64_t>(idx % static_cast<std::uint64_t>(n));
+    float& out = c[i * ldc + j];
+    out = beta == 0.0f ? alpha * sum : alpha * sum + beta * out;
+  }
+}
+
+/// The K slices to use for a grid of `tiles` blocks of which `slots` can be
+/// resident at once, each block stepping through K `block_k` at a time.
+/// `requested` > 0 is honoured, clamped to the K steps that exist. Auto (0):
+/// one slice while the tiles occupy every SM at least once; otherwise enough
+/// slices to fill the slots, each at least `min_k_per_split` deep, at most 16.
+[[nodiscard]] inline int choose_split_k(std::int64_t tiles, std::int64_t slots, int sm_count, std::int64_t k,
+                                        std::int64_t block_k, int requested, std::int64_t min_k_per_split) {
+  const std::int64_t k_steps = std::max<std::int64_t>(1, ceil_div<std::int64_t>(k, block_k));
+  if (requested > 0) return static_cast<int>(std::min<std::int64_t>(requested, k_steps));
+  constexpr std::int64_t max_splits = 16;
+  if (tiles >= sm_count) return 1;
+  const std::int64_t want = std::min({slots / std::max<std::int64_t>(tiles, 1), k / min_k_per_split, max_splits});
+  return static_cast<int>(std::max<std::int64_t>(1, want));
+}
+
+/// K elements per slice: a multiple of `block_k`, so that only the last slice
+/// has a ragged end (and vector alignment along K is kept).
+[[nodiscard]] constexpr std::int64_t split_k_depth(std::int64_t k, int splits, std::int64_t block_k) noexcept {
+  return round_up<std::int64_t>(std::max<std::int64_t>(1, ceil_div<std::int64_t>(k, splits)), block_k);
+}
+
+/// Enqueues a split-K GEMM on `s`: `partial(q, slice_stride)` must enqueue the
+/// rung's kernel, slice z into `q.c + z * slice_stride`, on the problem q: `p`
+/// with C replaced by the workspace (ldc = n, alpha = 1, beta = 0). Then the
+/// reduce writes C. Without a caller workspace one is allocated and freed
+/// stream-ordered on `s`. Throws `std::invalid_argument` if the caller's
+/// workspace is too small, `cuda_error` if an allocation or a launch fails.
+template <class In, class Partial>
+void enqueue_split_k(const gemm_problem<In, float>& p, int splits, cuda::std::span<float> workspace,
+                     Partial&& partial, cuda::stream_ref s) {
+  const std::size_t needed = split_k_workspace_elements(p, splits);
+  device_buffer<float> owned;
+  if (workspace.empty()) {
+    owned = device_buffer<float>(needed, s);
+    workspace = owned.span();
+  }
+  FOUNDRY_EXPECTS(workspace.size() >= needed, "split-K workspace of " + std::to_string(workspace.size()) +
+                                                  " floats is smaller than the " + std::to_string(needed) +
+                                                  " needed");
+  gemm_problem<In, float> q = p;
+  q.c = workspace.data();
+  q.ldc = p.n;
+  q.alpha = 1.0f;
+  q.beta = 0.0f;
+  partial(q, p.m * p.n);
+  launch(s, make_launch_config_1d(static_cast<std::uint64_t>(p.m * p.n), 256, resident_grid_blocks(8)),
+         split_k_reduce_kernel<float>, workspace.data(), splits, p.m, p.n, p.c, p.ldc, p.alpha, p.beta);
+  // `owned` is freed here, stream-ordered after the reduce on `s`.
+}
+
+}  // namespace detail
+}  // namespace foundry::gemm_kernels
