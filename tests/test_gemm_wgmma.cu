@@ -428,10 +428,10 @@ TEMPLATE_TEST_CASE("gemm_wgmma splits K by itself when the tiles are few, and ne
 TEMPLATE_TEST_CASE("gemm_wgmma with split-K uses the caller's workspace, and refuses one too small",
                    "[gpu][gemm][wgmma]", __nv_bfloat16, __half) {
   SKIP_UNLESS_WGMMA_RUNS();
-  const gemm_case c = make_gemm_case({200, 300, 700}, 1.0f, 0.0f);
+  const gemm_case c = make_gemm_case({200, 304, 704}, 1.0f, 0.0f);
   const auto p = foundry::test::fake_gemm_problem({c.m, c.n, c.k});
   const std::size_t needed = gk::split_k_workspace_elements(p, 4);
-  REQUIRE(needed == 4u * 200u * 300u);
+  REQUIRE(needed == 4u * 200u * 304u);
   foundry::stream s;
   // NaN in the workspace: every slice must be written before the reduce reads it.
   auto workspace = foundry::test::poisoned_device_buffer<float>(needed, s);
@@ -456,9 +456,9 @@ TEMPLATE_TEST_CASE("gemm_wgmma with split-K uses the caller's workspace, and ref
   q.ldb = c.n;
   q.c = out.data();
   q.ldc = c.n;
-  REQUIRE(gk::gemm_wgmma_tma_path(q));
-  CHECK_THROWS_WITH(gk::gemm_wgmma(q, small, s), Catch::Contains("split-K workspace of 239999 floats") &&
-                                                     Catch::Contains("smaller than the 240000 needed"));
+  REQUIRE(gk::gemm_wgmma_tma_path(q));  // leading dimensions 704 and 304: multiples of 8
+  CHECK_THROWS_WITH(gk::gemm_wgmma(q, small, s), Catch::Contains("split-K workspace of 243199 floats") &&
+                                                     Catch::Contains("smaller than the 243200 needed"));
   s.synchronize();
 }
 

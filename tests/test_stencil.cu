@@ -157,19 +157,21 @@ const char* to_string(border_mode b) { return b == border_mode::clamp ? "clamp" 
 // Policies that force one kernel shape at every radius, with tiles unlike the
 // default's, so that each path meets every border and tile edge.
 struct one_column_policy : foundry::convolve_2d_policy {
+  __host__ __device__ static constexpr int block_x(int) { return 64; }
+  __host__ __device__ static constexpr int block_y(int) { return 4; }
   __host__ __device__ static constexpr int columns_per_thread(int) { return 1; }
   __host__ __device__ static constexpr int rows_per_thread(int) { return 8; }
 };
 struct two_columns_policy : foundry::convolve_2d_policy {
-  static constexpr int block_x = 32;
-  static constexpr int block_y = 4;
+  __host__ __device__ static constexpr int block_x(int) { return 32; }
+  __host__ __device__ static constexpr int block_y(int) { return 4; }
   __host__ __device__ static constexpr int columns_per_thread(int) { return 2; }
   __host__ __device__ static constexpr int rows_per_thread(int) { return 3; }
   __host__ __device__ static constexpr int min_blocks_per_sm(int) { return 4; }
 };
 struct four_columns_policy : foundry::convolve_2d_policy {
-  static constexpr int block_x = 16;
-  static constexpr int block_y = 8;
+  __host__ __device__ static constexpr int block_x(int) { return 16; }
+  __host__ __device__ static constexpr int block_y(int) { return 8; }
   __host__ __device__ static constexpr int columns_per_thread(int) { return 4; }
   __host__ __device__ static constexpr int rows_per_thread(int) { return 4; }
   __host__ __device__ static constexpr int min_blocks_per_sm(int) { return 4; }

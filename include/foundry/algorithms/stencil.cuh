@@ -100,10 +100,16 @@ inline constexpr int max_filter_size = 15;
 struct convolve_2d_policy {
   /// Threads per block along x. The threads of a warp read consecutive
   /// elements (or vectors) of a shared-memory row, so a multiple of 32 keeps
-  /// those reads conflict-free.
-  static constexpr int block_x = 64;
-  /// Threads per block along y: 64 × 4 = 256 threads.
-  static constexpr int block_y = 4;
+  /// those reads conflict-free. 64 × 4 up to radius 4 and 32 × 8 beyond (tiles
+  /// 128 × 32 both, with the columns and rows below). Measured on the H200,
+  /// 2026-12-02 (third session), 8192 × 8192: at 15x15 (4 columns × 4 rows) 32 × 8
+  /// ran 45.6 TFLOP/s against 64 × 4's 41.3 (a 256 × 16 tile, whose 14 halo
+  /// rows nearly double the shared-memory fill; it also spills 52 bytes at
+  /// radius 7); at 5x5 (2 columns × 8 rows) 64 × 4 ran 3392 GB/s against 32 × 8's
+  /// 3369, and 128 × 2 3301; at 3x3 3841, 3766 and 3853.
+  __host__ __device__ static constexpr int block_x(int radius) { return radius <= 4 ? 64 : 32; }
+  /// Threads per block along y: 256 threads in all.
+  __host__ __device__ static constexpr int block_y(int radius) { return 256 / block_x(radius); }
   /// Output columns per thread: 1, 2 or 4. With 1 a thread owns one column of
   /// the tile and reads its window scalar by scalar, k reads per input row: at
   /// 5×5 those reads, with the FMAs, made the kernel issue-bound. With 2 or 4 it
@@ -267,14 +273,14 @@ struct float_vector<4> {
 };
 
 template <int Radius, class Policy>
-__global__ void __launch_bounds__(Policy::block_x* Policy::block_y, Policy::min_blocks_per_sm(Radius))
+__global__ void __launch_bounds__(Policy::block_x(Radius) * Policy::block_y(Radius), Policy::min_blocks_per_sm(Radius))
     convolve_2d_kernel(const __grid_constant__ convolve_2d_params<Radius> p) {
   constexpr int k = 2 * Radius + 1;
   constexpr int rows = Policy::rows_per_thread(Radius);
   constexpr int cols = Policy::columns_per_thread(Radius);
-  constexpr int threads = Policy::block_x * Policy::block_y;
-  constexpr int tile_w = Policy::block_x * cols;
-  constexpr int tile_h = Policy::block_y * rows;
+  constexpr int threads = Policy::block_x(Radius) * Policy::block_y(Radius);
+  constexpr int tile_w = Policy::block_x(Radius) * cols;
+  constexpr int tile_h = Policy::block_y(Radius) * rows;
   // The halo columns are padded to a multiple of four so that tile_x0 - pad is
   // a multiple of four: every 16-byte chunk of a row is aligned in global and
   // in shared memory.
@@ -295,7 +301,7 @@ __global__ void __launch_bounds__(Policy::block_x* Policy::block_y, Policy::min_
 
   const int tx = static_cast<int>(threadIdx.x);
   const int ty = static_cast<int>(threadIdx.y);
-  const int tid = ty * Policy::block_x + tx;
+  const int tid = ty * Policy::block_x(Radius) + tx;
   const std::int64_t tile_x0 = std::int64_t{blockIdx.x} * tile_w;
   const std::int64_t x = tile_x0 + cols * tx;  // this thread's first output column
 
@@ -419,8 +425,8 @@ template <int Radius, class Policy>
 void launch_convolve_2d(const image_view<const float>& in, const image_view<float>& out,
                         cuda::std::span<const float> filter, border_mode border, cuda::stream_ref s) {
   constexpr int cols = Policy::columns_per_thread(Radius);
-  constexpr int tile_w = Policy::block_x * cols;
-  constexpr int tile_h = Policy::block_y * Policy::rows_per_thread(Radius);
+  constexpr int tile_w = Policy::block_x(Radius) * cols;
+  constexpr int tile_h = Policy::block_y(Radius) * Policy::rows_per_thread(Radius);
   convolve_2d_params<Radius> p{};
   p.input = in.data;
   p.output = out.data;
@@ -435,7 +441,7 @@ void launch_convolve_2d(const image_view<const float>& in, const image_view<floa
   for (std::size_t w = 0; w < filter.size(); ++w) p.weights[w] = filter[w];
 
   launch_config c;
-  c.block = dim3(Policy::block_x, Policy::block_y, 1);
+  c.block = dim3(Policy::block_x(Radius), Policy::block_y(Radius), 1);
   // Tiles along y beyond the grid limit are covered by the kernel's loop; along
   // x the 2^31 - 1 blocks cover any image that fits in memory.
   c.grid = dim3(capped_blocks(in.width, tile_w, max_grid_x), capped_blocks(in.height, tile_h, max_grid_yz), 1);
