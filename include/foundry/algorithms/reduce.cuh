@@ -300,20 +300,14 @@ void reduce(cuda::std::span<In, InExtent> in, cuda::std::span<Acc, OutExtent> ou
 
 /// As above, with scratch allocated and freed stream-ordered on `s`
 /// (cudaMallocAsync/cudaFreeAsync from the device's pool). Asynchronous.
+/// Throws as above, and `cuda_error` if the allocation fails.
 template <class Policy = reduce_policy, class In, std::size_t InExtent, class Acc, std::size_t OutExtent, class Op>
 void reduce(cuda::std::span<In, InExtent> in, cuda::std::span<Acc, OutExtent> out,
             cuda::std::type_identity_t<Acc> identity, Op op, cuda::stream_ref s) {
-  using T = std::remove_const_t<In>;
-  static_assert(!std::is_const_v<Acc>, "reduce writes its output: the output span must not be const");
-  static_assert(!std::is_same_v<Acc, __half> && !std::is_same_v<Acc, __nv_bfloat16>,
-                "reduce accumulates in its output type: give half and bfloat16 inputs a float output");
-  FOUNDRY_NVTX_FUNCTION_RANGE();
-  detail::expect_reduce_arguments(in, out);
-  const std::uint64_t partials = detail::reduce_partial_count<Policy, T>(in.size());
+  detail::expect_reduce_arguments(in, out);  // before the device is queried: bad calls throw on any host
   // Freed stream-ordered after the kernels when this returns; they run later, in order on s.
-  device_buffer<std::byte> scratch(detail::reduce_scratch_bytes_for<Policy, Acc>(partials), s);
-  detail::launch_reduce<Policy>(static_cast<const T*>(in.data()), in.size(), out.data(), identity, op, scratch.data(),
-                                partials, s);
+  device_buffer<std::byte> scratch(reduce_scratch_bytes<In, Acc, Policy>(in.size()), s);
+  foundry::reduce<Policy>(in, out, identity, op, scratch.span(), s);
 }
 
 /// `out[0]` = the sum of `in` (`cuda::std::plus`), accumulated in the output's type.
