@@ -95,59 +95,63 @@ inline constexpr int max_filter_size = 15;
 ///
 /// A block of `block_x × block_y` threads owns a tile of
 /// `block_x · columns_per_thread` × `block_y · rows_per_thread` outputs.
-/// Registers and spills (sm_90, CUDA 13.0, default policy, `-Xptxas -v`): see
-/// `docs/` and the note of each tuning round; the defaults spill nothing.
+///
+/// Figures below: H200, 2026-12-02, 8192 × 8192 float image, GB/s read + written
+/// and the fraction of the same run's cudaMemcpy row. "Committed" figures are
+/// rows of bench/results/h200/benchmarks.json (rows
+/// stencil_<k>x<k>/foundry/8192x8192 for the default and
+/// stencil_<k>x<k>/foundry_<block_x>x<block_y>c<columns>r<rows>/8192x8192 for the
+/// candidates); "probe" figures come from earlier runs of the same bench_stencil
+/// binary that day, for candidates since dropped from it.
+/// Registers (sm_90, CUDA 13.0, `-Xptxas -v`), default policy, radius 1 to 7:
+/// 64, 64, 77, 80, 72, 72, 80; no spills.
 struct convolve_2d_policy {
   /// Threads per block along x. The threads of a warp read consecutive
   /// elements (or vectors) of a shared-memory row, so a multiple of 32 keeps
-  /// those reads conflict-free. 64 × 4 up to radius 4 and 32 × 8 beyond (tiles
-  /// 128 × 32 both, with the columns and rows below). Measured on the H200,
-  /// 2026-12-02 (third session), 8192 × 8192: at 15x15 (4 columns × 4 rows) 32 × 8
-  /// ran 45.6 TFLOP/s against 64 × 4's 41.3 (a 256 × 16 tile, whose 14 halo
-  /// rows nearly double the shared-memory fill; it also spills 52 bytes at
-  /// radius 7); at 5x5 (2 columns × 8 rows) 64 × 4 ran 3392 GB/s against 32 × 8's
-  /// 3369, and 128 × 2 3301; at 3x3 3841, 3766 and 3853.
+  /// those reads conflict-free. 64 × 4 up to radius 4 and 32 × 8 beyond: tiles
+  /// of 128 × 32 both, with the columns and rows below. Committed: at 15x15
+  /// 32 × 8 ran 45.5 TFLOP/s, 64 × 4 (a 256 × 16 tile, whose 14 halo rows nearly
+  /// double the shared-memory fill; it also spills 52 bytes) 41.1; at 5x5 64 × 4
+  /// ran 3449 GB/s, 32 × 8 3408 and 128 × 2 3406; at 3x3 3912, 3821 and 3895.
   __host__ __device__ static constexpr int block_x(int radius) { return radius <= 4 ? 64 : 32; }
   /// Threads per block along y: 256 threads in all.
   __host__ __device__ static constexpr int block_y(int radius) { return 256 / block_x(radius); }
   /// Output columns per thread: 1, 2 or 4. With 1 a thread owns one column of
   /// the tile and reads its window scalar by scalar, k reads per input row: at
-  /// 5×5 those reads, with the FMAs, made the kernel issue-bound. With 2 or 4 it
+  /// 5x5 those reads, with the FMAs, made the kernel issue-bound. With 2 or 4 it
   /// owns a block of columns and reads each input row of its window once, as
   /// float2 / float4 vectors, applying every tap from registers.
-  /// Measured on the H200, 2026-12-02 (third session), 8192 × 8192, GB/s and the
-  /// fraction of the same run's cudaMemcpy row (rows
-  /// stencil_<k>x<k>/foundry_<block_x>x<block_y>c<columns>r<rows>/8192x8192, the
-  /// default as stencil_<k>x<k>/foundry/8192x8192):
-  ///   3x3: 2 columns 3841 (0.911×), 1 column 3660 (0.869×), 4 columns × 4 rows
-  ///        3234 (0.774×; 32 × 8 threads 3202);
-  ///   5x5: 2 columns 3392 (0.806×), 1 column 3046 (0.724×; 16 rows 3197),
-  ///        4 columns × 4 rows 2996 (0.718×; 32 × 8 threads 2747, 8 rows 2886);
-  ///   9x9: 2 columns 39.0 TFLOP/s, 4 columns (32 × 8 × 4 rows) 38.4, 1 column 32.5;
-  ///   15x15: 4 columns (32 × 8 × 4 rows) 44.5 TFLOP/s, 1 column 35.4.
-  /// Nsight Compute at 5x5 (same day): 48 thread instructions per output for 2
-  /// columns (25 of them FMAs), issue slots 75 % busy; 4 columns issue fewer
-  /// instructions but stall more (60 % busy, a third of their shared-memory
-  /// wavefronts bank conflicts).
+  ///   3x3: 2 columns 3912 GB/s (0.929×), 1 column 3757 (0.892×; committed);
+  ///        4 columns × 4 rows 3234 (0.774×; probe);
+  ///   5x5: 2 columns 3449 (0.822×), 1 column 3078 (0.734×; 16 rows 3277;
+  ///        committed); 4 columns × 4 rows 2996 (0.718×; probe);
+  ///   9x9: 2 columns 38.9 TFLOP/s, 4 columns (32 × 8 × 4 rows) 38.4, 1 column
+  ///        32.5 (committed);
+  ///   15x15: 4 columns 45.5 TFLOP/s, 1 column 35.2 (committed).
+  /// Nsight Compute at 5x5 (probe build, clocks locked by the profiler): 48
+  /// thread instructions per output for 2 columns (25 of them FMAs), issue
+  /// slots 75 % busy, DRAM 58 %; 4 columns issue slightly fewer instructions but
+  /// stall more (issue 60 % busy; a third of their shared-memory wavefronts are
+  /// bank conflicts), hence 2 for the small filters.
   __host__ __device__ static constexpr int columns_per_thread(int radius) { return radius <= 4 ? 2 : 4; }
   /// Outputs per thread, stacked vertically: a taller tile amortises the 2r
   /// halo rows, and the vertical window is reused from registers. 2 columns × 16
-  /// rows need more than 64 registers (5x5 at 128 threads, 116 registers: 2991 GB/s,
-  /// 0.711×); 4 columns take 4 rows for the same reason.
+  /// rows need more than 64 registers (5x5, 128 threads, 116 registers: 2991 GB/s,
+  /// 0.711×, probe); 4 columns take 4 rows for the same reason (8 rows spill).
   __host__ __device__ static constexpr int rows_per_thread(int radius) { return columns_per_thread(radius) == 4 ? 4 : 8; }
   /// Resident blocks per SM promised to the compiler (`__launch_bounds__`),
   /// which caps registers at 65536 / (256 × this): 4 gives 64 registers, enough
-  /// for 2 columns × 8 rows up to radius 2 without spills (sm_90, CUDA 13.0);
-  /// the wider filters need 72-80 (3 blocks). The small filters are
-  /// memory-bound and want more blocks, for more tile loads in flight.
+  /// for 2 columns × 8 rows up to radius 2 without spills; the wider filters
+  /// need 72-80 (3 blocks). 5 (48 registers) and 6 (40) spill 52-164 bytes at
+  /// radius 1-2 and were not run.
   __host__ __device__ static constexpr int min_blocks_per_sm(int radius) { return radius <= 2 ? 4 : 3; }
-  /// Whether the one-column kernel unrolls its loop over filter columns too.
-  /// Unrolled, every weight is an immediate constant-bank operand of its FMA;
-  /// but past radius 3 the fully unrolled body makes ptxas hoist so many
-  /// shared-memory loads that it needs 100-255 registers, so the wider filters
-  /// keep a loop over columns and read the weights with an indexed constant
-  /// load. Measured on the H200, 2026-12-02, on this looped path: 28.8 TFLOP/s
-  /// at 9x9 (row stencil_9x9/foundry/8192x8192), 34.2 at 15x15.
+  /// Whether the one-column kernel (`columns_per_thread` 1, not the default at
+  /// any radius) unrolls its loop over filter columns too. Unrolled, every
+  /// weight is an immediate constant-bank operand of its FMA; but past radius 3
+  /// the fully unrolled body makes ptxas hoist so many shared-memory loads that
+  /// it needs 100-255 registers, so the wider filters keep a loop over columns
+  /// and read the weights with an indexed constant load (committed: 32.5 TFLOP/s
+  /// at 9x9 and 35.2 at 15x15, rows stencil_<k>x<k>/foundry_64x4c1r8/8192x8192).
   __host__ __device__ static constexpr bool unroll_filter_columns(int radius) { return radius <= 3; }
 };
 

@@ -52,14 +52,20 @@
 /// 2^31 or more (TMA coordinates are 32-bit), and K = 0 (C = beta·C, nothing to
 /// multiply).
 ///
-/// Performance, measured on the H200 on 2026-12-02 (bench/results/h200): 784 TFLOP/s
-/// bf16 at 8192^3 (row gemm_bf16/foundry_wgmma/8192x8192x8192) and 719 at 4096^3, against
-/// cuBLAS's 679 and 759 in the same run (rows gemm_bf16/cublas/...); 480 against 580 at
-/// 8192 × 8192 × 1024; 205 against 636 at 1024 × 1024 × 8192, where 32 block tiles leave
-/// 100 of the 132 SMs idle (cuBLAS splits K there; this kernel does not yet). At 8192^3
-/// the same kernel through foundry::gemm measured 695 (row gemm_bf16/foundry/...): bf16
-/// GEMMs at this size move with the GPU's power-managed clock by about 10% from row to row.
-/// Nsight Compute (same day, 8192^3): tensor pipe busy 91% of the time (SM busy 90.7%),
+/// Split-K: when the block tiles are fewer than the SMs (1024 × 1024 × 8192 has 32
+/// of them for 132 SMs), the K range is cut into slices computed by separate
+/// blocks into a workspace and summed by a second kernel (gemm/detail/split_k.cuh,
+/// shared with rung 3); `wgmma_splits` says how many.
+///
+/// Performance, measured on the H200 on 2026-12-02 (bench/results/h200, rows
+/// gemm_bf16/foundry_wgmma/<MxNxK> against gemm_bf16/cublas/<MxNxK> of the same run):
+/// bf16 764 TFLOP/s at 8192^3 against cuBLAS's 679 (the same kernel through
+/// foundry::gemm, row gemm_bf16/foundry/..., 721: bf16 GEMMs at this size move with the
+/// GPU's power-managed clock by 5-10% from row to row); 704 against 742 at 4096^3; 495
+/// against 567 at 8192 × 8192 × 1024; 414 against 589 at 1024 × 1024 × 8192 with 4 K
+/// slices (row .../foundry_wgmma_split_k_1/...: 189 unsplit; .../foundry_wgmma_split_k_8/...:
+/// 329). fp16 within a few percent of these (rows gemm_f16/...).
+/// Nsight Compute (earlier run, 8192^3): tensor pipe busy 91% of the time (SM busy 90.7%),
 /// DRAM 26%, L2 58%; the rest is the prologue/epilogue of 2048 non-persistent blocks
 /// (15.5 waves of 132) and waits at the stage barriers. Registers (ptxas, sm_90a): 168
 /// per thread at launch, 0 spills, for all eight instantiations.
