@@ -325,9 +325,11 @@ TEST_CASE("register_blocked split-K with an explicit count and a caller workspac
     const matrix_view<const float> vb{db.data(), k, n, n};
     const matrix_view<float> vc{dc.data(), m, n, n};
     const auto p = foundry::make_gemm_problem<float, float>(0.5f, va, matrix_op::none, vb, matrix_op::none, 2.0f, vc);
-    const int used = foundry::gemm_kernels::register_blocked_splits(p, splits, 132);
+    // Sized from the plan on this device: its count is the one the launcher runs.
+    const int used =
+        foundry::gemm_kernels::register_blocked_split_k(p, splits, foundry::get_device_properties().sm_count).splits;
     foundry::device_buffer<float> workspace(foundry::gemm_kernels::split_k_workspace_elements(p, used), s);
-    foundry::gemm_kernels::register_blocked_options options;
+    foundry::gemm_kernels::split_k_options options;
     options.split_k = splits;
     options.workspace = workspace.span();
     foundry::gemm_kernels::gemm_register_blocked(p, options, s);
@@ -356,7 +358,7 @@ TEST_CASE("register_blocked rejects a split-K workspace that is too small", "[gp
       1.0f, matrix_view<const float>{a.data(), 64, 1024, 1024}, matrix_op::none,
       matrix_view<const float>{b.data(), 1024, 64, 64}, matrix_op::none, 0.0f,
       matrix_view<float>{c.data(), 64, 64, 64});
-  foundry::gemm_kernels::register_blocked_options options;
+  foundry::gemm_kernels::split_k_options options;
   options.split_k = 4;
   options.workspace = small.span();
   CHECK_THROWS_WITH(foundry::gemm_kernels::gemm_register_blocked(p, options, s),
@@ -517,17 +519,24 @@ TEST_CASE("best_gemm_rung picks register_blocked for fp32 and tensor_core for 16
 }
 
 TEST_CASE("register_blocked splits K only when the C tiles cannot fill the GPU", "[gemm]") {
-  using foundry::gemm_kernels::register_blocked_splits;
-  auto problem = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+  auto plan = [](std::int64_t m, std::int64_t n, std::int64_t k, int requested) {
     foundry::gemm_problem<float, float> p;
     p.m = m, p.n = n, p.k = k;
-    return p;
+    return foundry::gemm_kernels::register_blocked_split_k(p, requested, 132);
   };
-  CHECK(register_blocked_splits(problem(8192, 8192, 8192), 0, 132) == 1);
-  CHECK(register_blocked_splits(problem(8192, 8192, 1024), 0, 132) == 1);
-  CHECK(register_blocked_splits(problem(1024, 1024, 8192), 0, 132) == 4);  // 64 tiles, 264 slots
-  CHECK(register_blocked_splits(problem(100, 100, 300), 0, 132) == 1);     // K too short to split
-  CHECK(register_blocked_splits(problem(100, 100, 1 << 20), 0, 132) == 16);
-  CHECK(register_blocked_splits(problem(100, 100, 20), 5, 132) == 3);  // at most one split per K tile
-  CHECK(foundry::gemm_kernels::register_blocked_k_per_split(1000, 3) == 336);
+  CHECK(plan(8192, 8192, 8192, 0).splits == 1);
+  CHECK(plan(8192, 8192, 1024, 0).splits == 1);
+  CHECK(plan(1024, 1024, 8192, 0).splits == 4);  // 64 tiles, 264 slots
+  CHECK(plan(1024, 1024, 8192, 0).depth == 2048);
+  CHECK(plan(100, 100, 300, 0).splits == 1);  // K too short to split
+  CHECK(plan(100, 100, 1 << 20, 0).splits == 16);
+  CHECK(plan(100, 100, 20, 5).splits == 3);  // at most one split per K tile of 8
+  CHECK(plan(100, 100, 1000, 3).depth == 336);
+  CHECK(plan(100, 100, 1000, 3).splits == 3);
+  // 15 requested: slices of round_up(67, 8) = 72 cover K = 1000 in 14; the plan says 14, the
+  // count that runs (and sizes the workspace).
+  CHECK(plan(100, 100, 1000, 15).splits == 14);
+  CHECK(plan(100, 100, 1000, 15).depth == 72);
+  CHECK(plan(64, 64, std::int64_t{1} << 24, 100000).splits <= 65535);  // grid.z limit
+  CHECK(plan(64, 64, 0, 0).splits == 1);  // K = 0: one empty slice, C = beta * C
 }

@@ -264,15 +264,21 @@ TEST_CASE("the TMA path needs 16-byte aligned operands, leading dimensions of 8k
 }
 
 TEST_CASE("gemm_wgmma splits K only when its block tiles leave SMs idle", "[gemm][wgmma]") {
-  CHECK(gk::wgmma_splits(1024, 1024, 8192, 0, 132) == 4);  // 32 tiles of 128 x 256
-  CHECK(gk::wgmma_splits(256, 512, 4096, 0, 132) == 8);    // 4 tiles: K / 512 binds
-  CHECK(gk::wgmma_splits(8192, 8192, 1024, 0, 132) == 1);  // 2048 tiles
-  CHECK(gk::wgmma_splits(4096, 4096, 4096, 0, 132) == 1);
-  CHECK(gk::wgmma_splits(4096, 1024, 8192, 0, 132) == 1);   // 128 tiles: 132 / 128 slots per tile
-  CHECK(gk::wgmma_splits(100, 100, 300, 0, 132) == 1);       // K too short to split
-  CHECK(gk::wgmma_splits(100, 100, 1 << 20, 0, 132) == 16);  // at most 16
-  CHECK(gk::wgmma_splits(100, 100, 100, 5, 132) == 2);       // at most one slice per K step of 64
-  CHECK(gk::wgmma_splits(8192, 8192, 1024, 3, 132) == 3);    // a request is honoured
+  const auto splits = [](std::int64_t m, std::int64_t n, std::int64_t k, int requested) {
+    return gk::wgmma_split_k(m, n, k, requested, 132).splits;
+  };
+  CHECK(splits(1024, 1024, 8192, 0) == 4);  // 32 tiles of 128 x 256
+  CHECK(gk::wgmma_split_k(1024, 1024, 8192, 0, 132).depth == 2048);
+  CHECK(splits(256, 512, 4096, 0) == 8);     // 4 tiles: K / 512 binds
+  CHECK(splits(8192, 8192, 1024, 0) == 1);   // 2048 tiles
+  CHECK(splits(4096, 4096, 4096, 0) == 1);
+  CHECK(splits(4096, 1024, 8192, 0) == 1);   // 128 tiles: 132 / 128 slots per tile
+  CHECK(splits(100, 100, 300, 0) == 1);       // K too short to split
+  CHECK(splits(100, 100, 1 << 20, 0) == 16);  // at most 16
+  CHECK(splits(100, 100, 100, 5) == 2);       // at most one slice per K step of 64
+  CHECK(splits(8192, 8192, 1024, 3) == 3);    // a request is honoured
+  CHECK(splits(128, 256, 1000, 15) == 8);     // depth round_up(67, 64) = 128: 8 slices, as the launcher runs
+  CHECK(splits(128, 256, 1000, 7) == 6);      // depth round_up(143, 64) = 192: 6 slices
 }
 
 TEST_CASE("gemm_wgmma refuses to run in a program without sm_90a code", "[gemm][wgmma]") {
@@ -420,8 +426,9 @@ TEMPLATE_TEST_CASE("gemm_wgmma splits K by itself when the tiles are few, and ne
   // 4 block tiles on the GPU's SMs: the automatic count is 8 slices of 512 on the H200.
   SKIP_UNLESS_WGMMA_RUNS();
   const gemm_case c = make_gemm_case({256, 512, 4096});
-  INFO("automatic slices: " << gk::wgmma_splits(c.m, c.n, c.k, 0, foundry::get_device_properties().sm_count));
-  CHECK(gk::wgmma_splits(c.m, c.n, c.k, 0, foundry::get_device_properties().sm_count) > 1);
+  const int splits = gk::wgmma_split_k(c.m, c.n, c.k, 0, foundry::get_device_properties().sm_count).splits;
+  INFO("automatic slices: " << splits);
+  CHECK(splits > 1);
   CHECK(require_matches<TestType>(c).path);
 }
 

@@ -129,7 +129,7 @@ std::size_t count_mismatches(const host_image& out, const reference_image& ref, 
 // Running either variant
 
 enum class variant {
-  foundry,               // the default policy: 4 columns per thread up to radius 2, one column beyond
+  foundry,               // the default policy: 2 columns x 8 rows up to radius 4, 4 x 4 beyond
   foundry_one_column,    // one output column per thread at every radius
   foundry_two_columns,   // float2 window reads at every radius, 3 rows per thread
   foundry_four_columns,  // float4 window reads at every radius, half-warp rows (block_x 16)
@@ -217,9 +217,10 @@ struct image_size {
   std::size_t height;
 };
 
-// Not multiples of any tile side (the default's 256 x 16 and 64 x 32, the test
-// policies' 64 x 32 and 64 x 12), 2^k +- 1 around them; single rows and
-// columns, where every tap but the centre one is a border read.
+// Not multiples of any tile side (128 x 32 for the default at every radius, 64 x 32
+// for one column, 64 x 12 and 64 x 32 for the two- and four-column test policies),
+// 2^k +- 1 around them; single rows and columns, where every tap but the centre
+// one is a border read.
 const std::vector<image_size>& test_sizes() {
   static const std::vector<image_size> sizes{{1, 1},   {1, 257},  {257, 1},   {2, 3},     {31, 33},   {33, 31},
                                              {63, 65}, {65, 17},  {127, 129}, {255, 15},  {257, 33},  {1000, 777}};

@@ -30,19 +30,23 @@
 /// number of calls with different filters may run on any streams, or be
 /// captured into CUDA graphs, and the caller's host array may be reused as soon
 /// as the call returns. `__grid_constant__` (sm_70+) tells the compiler never
-/// to copy the struct to local memory: the wider filters index the weights with
-/// a loop variable (see `convolve_2d_policy::unroll_filter_columns`), and those
-/// reads stay indexed constant-bank loads. The largest filter is 225 floats
-/// (900 bytes), far inside the 4 KiB parameter limit.
+/// to copy the struct to local memory, even where a loop indexes the weights
+/// with a variable (the one-column kernel's wider filters, see
+/// `convolve_2d_policy::unroll_filter_columns`): those reads stay indexed
+/// constant-bank loads. The largest filter is 225 floats (900 bytes), far inside
+/// the 4 KiB parameter limit.
 ///
 /// ## How the fast kernel works
 /// Each block owns a tile of outputs. It loads the tile plus an r-pixel halo
 /// into shared memory with 16-byte loads (the left halo is padded to a multiple
 /// of four columns so that every chunk is aligned), then each thread computes
-/// a block of `rows × cols` outputs: it walks down the rows + 2r input rows of
-/// its window, reads each row once from shared memory, and applies it from
-/// registers to every output row and column that needs it (k²·rows·cols FMAs
-/// for (rows + 2r)·(cols + 2r) floats read). The filter radius is a template
+/// a block of `rows × cols` outputs. With 2 or 4 columns it walks down the
+/// rows + 2r input rows of its window, reads each row once from shared memory
+/// as the aligned float2 / float4 vectors that cover its cols + 2r floats, and
+/// applies it from registers to every output row and column that needs it
+/// (k²·rows·cols FMAs per thread); with 1 column it reads the k taps of each
+/// input row as scalars. Outputs leave as one vector per row when the output
+/// and its pitch are aligned for it, element by element otherwise. The filter radius is a template
 /// parameter so that the loops unroll (radius 1 to 7 is dispatched at run time
 /// to seven instantiations). Border handling costs nothing in the interior:
 /// tiles whose halo lies inside the image skip the tests, and only chunks that
@@ -87,11 +91,23 @@ inline constexpr int min_filter_size = 3;
 inline constexpr int max_filter_size = 15;
 
 /// Tuning of the fast kernel, as a type (the values shape shared-memory arrays,
-/// launch bounds and unrolled loops, so they are compile-time; those that
-/// depend on the filter radius are functions of it). Override by deriving, and
-/// pass the result as the template argument:
-/// `struct tall : foundry::convolve_2d_policy { __host__ __device__ static constexpr int rows_per_thread(int) { return 16; } };`
-/// then `foundry::convolve_2d<tall>(...)`.
+/// launch bounds and unrolled loops, so they are compile-time; all but
+/// `unroll_filter_columns` are functions of the filter radius). Override by
+/// deriving, and pass the result as the template argument:
+///
+///     struct one_column : foundry::convolve_2d_policy {
+///       __host__ __device__ static constexpr int columns_per_thread(int) { return 1; }
+///       __host__ __device__ static constexpr int rows_per_thread(int) { return 8; }
+///       __host__ __device__ static constexpr int min_blocks_per_sm(int r) { return r <= 4 ? 6 : 4; }
+///     };
+///     foundry::convolve_2d<one_column>(in, out, filter, foundry::border_mode::clamp, stream);
+///
+/// The members depend on one another (static functions are not virtual: the
+/// base's `block_y` calls the base's `block_x`, its `rows_per_thread` the base's
+/// `columns_per_thread`), so override the shape members together: the tile plus
+/// its halo must fit in 48 KiB (a static_assert says so), and the register cap
+/// that `min_blocks_per_sm` implies must hold the `columns × rows` accumulators
+/// (check with `-Xptxas -v`: a shape that spills is slow, not wrong).
 ///
 /// A block of `block_x × block_y` threads owns a tile of
 /// `block_x · columns_per_thread` × `block_y · rows_per_thread` outputs.

@@ -209,7 +209,7 @@ void run_rung(gemm_rung rung, const gemm_problem<In, Out>& p, cuda::stream_ref s
   if constexpr (std::is_same_v<In, float> && std::is_same_v<Out, float>) {
     if (rung == gemm_rung::shared_tiled) return gemm_kernels::gemm_shared_tiled(p, s);
     if (rung == gemm_rung::register_blocked) {
-      return gemm_kernels::gemm_register_blocked(p, gemm_kernels::register_blocked_options{}, s);
+      return gemm_kernels::gemm_register_blocked(p, gemm_kernels::split_k_options{}, s);
     }
   } else {
     if (rung == gemm_rung::tensor_core) return gemm_kernels::gemm_tensor_core<In>(p, s);

@@ -34,8 +34,8 @@
 
 #include <foundry/core/error.cuh>
 #include <foundry/core/math.cuh>
-#include <foundry/gemm/detail/split_k.cuh>
 #include <foundry/gemm/gemm_problem.cuh>
+#include <foundry/gemm/split_k.cuh>
 #include <foundry/launch/launch.cuh>
 #include <foundry/launch/launch_config.cuh>
 #include <foundry/runtime/device.cuh>
@@ -100,9 +100,6 @@ struct register_blocked_policy {
 
 /// The default tile of rung 3.
 using register_blocked_default_policy = register_blocked_policy<>;
-
-/// Options of the rung-3 launcher: the split-K count and workspace.
-using register_blocked_options = split_k_options;
 
 namespace detail {
 
@@ -364,31 +361,22 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
   }
 }
 
-/// Split-K slices the launcher would use for `p` (`requested` > 0 is honoured,
-/// clamped to the K slices that exist). Auto: one slice while the C tiles fill
-/// every SM at least once; otherwise enough slices to fill the resident block
-/// slots, each slice at least `min_k_per_split` deep, at most 16 slices.
+/// The split-K plan rung 3 uses for `p` on `sm_count` SMs (see `plan_split_k`;
+/// `requested` as `split_k_options::split_k`).
 template <class Policy = register_blocked_default_policy>
-[[nodiscard]] int register_blocked_splits(const gemm_problem<float, float>& p, int requested, int sm_count) {
+[[nodiscard]] split_k_plan register_blocked_split_k(const gemm_problem<float, float>& p, int requested, int sm_count) {
   // 512: below that a slice's pipeline start-up and the reduce outweigh the
   // extra SMs. Measured on the H200, 2026-12-02, at 1024 × 1024 × 8192 (64 tiles,
   // 264 block slots on 132 SMs: the auto choice is 4 slices of 2048, so this 512
-  // floor does not bind there): 43.3 TFLOP/s (row
-  // gemm_f32/foundry_register_blocked/1024x1024x8192) against cuBLAS's 45.9 (row
-  // gemm_f32/cublas/1024x1024x8192), 0.944×. Other split counts and other values of
+  // floor does not bind there): 43.2 TFLOP/s (row
+  // gemm_f32/foundry_register_blocked/1024x1024x8192) against cuBLAS's 45.4 (row
+  // gemm_f32/cublas/1024x1024x8192), 0.95×. Other split counts and other values of
   // this floor were not measured yet.
   constexpr std::int64_t min_k_per_split = 512;
   const std::int64_t tiles =
       ceil_div<std::int64_t>(p.m, Policy::block_m) * ceil_div<std::int64_t>(p.n, Policy::block_n);
-  return detail::choose_split_k(tiles, std::int64_t{sm_count} * Policy::min_blocks_per_sm, sm_count, p.k,
-                                Policy::block_k, requested, min_k_per_split);
-}
-
-/// K elements per split-K slice: a multiple of the policy's K slice, so only
-/// the last split has a ragged end and vector alignment is kept.
-template <class Policy = register_blocked_default_policy>
-[[nodiscard]] constexpr std::int64_t register_blocked_k_per_split(std::int64_t k, int splits) noexcept {
-  return detail::split_k_depth(k, splits, Policy::block_k);
+  return plan_split_k(tiles, std::int64_t{sm_count} * Policy::min_blocks_per_sm, sm_count, p.k, Policy::block_k,
+                      requested, min_k_per_split);
 }
 
 /// Enqueues rung 3 on `s` (asynchronous). `p` must already be valid (as
@@ -400,21 +388,17 @@ template <class Policy = register_blocked_default_policy>
 /// Throws `std::invalid_argument` if a caller workspace is too small,
 /// `cuda_error` if an allocation or a launch fails.
 template <class Policy = register_blocked_default_policy>
-void gemm_register_blocked(const gemm_problem<float, float>& p, const register_blocked_options& options,
-                           cuda::stream_ref s) {
+void gemm_register_blocked(const gemm_problem<float, float>& p, const split_k_options& options, cuda::stream_ref s) {
   FOUNDRY_NVTX_FUNCTION_RANGE();
   if (p.m == 0 || p.n == 0) return;
-  int splits = register_blocked_splits<Policy>(p, options.split_k, get_device_properties().sm_count);
-  const std::int64_t k_per_split = register_blocked_k_per_split<Policy>(p.k, splits);
-  // Rounding the slice up to whole K tiles can leave trailing splits empty: drop them.
-  splits = static_cast<int>(std::max<std::int64_t>(1, ceil_div<std::int64_t>(p.k, k_per_split)));
+  const split_k_plan plan = register_blocked_split_k<Policy>(p, options.split_k, get_device_properties().sm_count);
 
   const std::int64_t tiles =
       ceil_div<std::int64_t>(p.m, Policy::block_m) * ceil_div<std::int64_t>(p.n, Policy::block_n);
   FOUNDRY_EXPECTS(tiles <= max_grid_x, "GEMM too large for one grid: " + std::to_string(tiles) + " C tiles");
   launch_config config;
   config.block = dim3(Policy::threads, 1, 1);
-  config.grid = dim3(static_cast<unsigned>(tiles), 1, static_cast<unsigned>(splits));
+  config.grid = dim3(static_cast<unsigned>(tiles), 1, static_cast<unsigned>(plan.splits));
 
   // The kernel for this problem's layouts and alignment: one of eight instantiations.
   using kernel_type = void (*)(gemm_problem<float, float>, std::int64_t, float*, std::int64_t, std::int64_t, float,
@@ -428,20 +412,16 @@ void gemm_register_blocked(const gemm_problem<float, float>& p, const register_b
   const kernel_type kernel = kernels[p.a_k_contiguous][p.b_n_contiguous][vector];
 
   const auto enqueue = [&](const gemm_problem<float, float>& q, std::int64_t slice_stride) {
-    launch(s, config, kernel, p, k_per_split, q.c, q.ldc, slice_stride, q.alpha, q.beta,
+    launch(s, config, kernel, p, plan.depth, q.c, q.ldc, slice_stride, q.alpha, q.beta,
            is_aligned(q.c, 16) && q.ldc % 4 == 0);
   };
-  if (splits == 1) {
-    enqueue(p, 0);
-  } else {
-    detail::enqueue_split_k(p, splits, options.workspace, enqueue, s);
-  }
+  detail::enqueue_split_k(p, plan.splits, options.workspace, enqueue, s);
 }
 
 /// Rung 3 with the default options (automatic split-K, internal workspace).
 template <class Policy = register_blocked_default_policy>
 void gemm_register_blocked(const gemm_problem<float, float>& p, cuda::stream_ref s) {
-  gemm_register_blocked<Policy>(p, register_blocked_options{}, s);
+  gemm_register_blocked<Policy>(p, split_k_options{}, s);
 }
 
 }  // namespace foundry::gemm_kernels

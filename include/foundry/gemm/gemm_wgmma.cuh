@@ -54,8 +54,8 @@
 ///
 /// Split-K: when the block tiles are fewer than the SMs (1024 × 1024 × 8192 has 32
 /// of them for 132 SMs), the K range is cut into slices computed by separate
-/// blocks into a workspace and summed by a second kernel (gemm/detail/split_k.cuh,
-/// shared with rung 3); `wgmma_splits` says how many.
+/// blocks into a workspace and summed by a second kernel (gemm/split_k.cuh, shared
+/// with rung 3); `wgmma_split_k` says how many.
 ///
 /// Performance, measured on the H200 on 2026-12-02 (bench/results/h200, rows
 /// gemm_bf16/foundry_wgmma/<MxNxK> against gemm_bf16/cublas/<MxNxK> of the same run):
@@ -73,10 +73,10 @@
 #include <foundry/core/error.cuh>
 #include <foundry/core/math.cuh>
 #include <foundry/gemm/detail/mma_sync.cuh>
-#include <foundry/gemm/detail/split_k.cuh>
 #include <foundry/gemm/detail/tma.cuh>
 #include <foundry/gemm/detail/wgmma.cuh>
 #include <foundry/gemm/gemm_problem.cuh>
+#include <foundry/gemm/split_k.cuh>
 #include <foundry/gemm/gemm_tensor_core.cuh>
 #include <foundry/launch/launch.cuh>
 #include <foundry/launch/launch_config.cuh>
@@ -365,16 +365,16 @@ CUtensorMap operand_map(const In* data, std::int64_t rows, std::int64_t cols, st
 
 }  // namespace detail
 
-/// Split-K slices `gemm_wgmma` would use for `p` on `sm_count` SMs (`requested`
-/// > 0 is honoured, clamped to the K steps that exist): one slice while the
-/// block tiles occupy every SM, otherwise enough slices of at least 512 of K to
-/// give every SM a block (one block per SM: 192 KiB of shared memory each).
-/// At 1024 × 1024 × 8192: 32 tiles, 4 slices of 2048.
+/// The split-K plan `gemm_wgmma` uses for an m × n × k problem on `sm_count`
+/// SMs (see `plan_split_k`; `requested` as `split_k_options::split_k`): one
+/// slice while the block tiles occupy every SM, otherwise enough slices of at
+/// least 512 of K to give every SM a block (one block per SM: 192 KiB of shared
+/// memory each). At 1024 × 1024 × 8192: 32 tiles, 4 slices of 2048.
 template <class Policy = wgmma_policy>
-[[nodiscard]] int wgmma_splits(std::int64_t m, std::int64_t n, std::int64_t k, int requested, int sm_count) {
+[[nodiscard]] split_k_plan wgmma_split_k(std::int64_t m, std::int64_t n, std::int64_t k, int requested, int sm_count) {
   constexpr std::int64_t min_k_per_split = 512;
   const std::int64_t tiles = ceil_div<std::int64_t>(m, Policy::block_m) * ceil_div<std::int64_t>(n, Policy::block_n);
-  return detail::choose_split_k(tiles, sm_count, sm_count, k, Policy::block_k, requested, min_k_per_split);
+  return plan_split_k(tiles, sm_count, sm_count, k, Policy::block_k, requested, min_k_per_split);
 }
 
 /// Enqueues C = alpha·A·B + beta·C on `s` with the wgmma kernel (fp16 or bf16 in,
@@ -385,7 +385,7 @@ template <class Policy = wgmma_policy>
 /// does); an empty C launches nothing and C is not read when beta == 0. Problems
 /// that fail `gemm_wgmma_tma_path` (K = 0 among them) run on rung 4,
 /// `gemm_tensor_core`, with the same contract.
-/// Split-K (`options`, see `wgmma_splits` for the automatic count): the slices
+/// Split-K (`options`, see `wgmma_split_k` for the automatic count): the slices
 /// go to a workspace, the caller's or one allocated and freed stream-ordered on
 /// `s`, and a second kernel sums them into C in a fixed order.
 /// Throws `std::invalid_argument` if this program has no sm_90a code
@@ -418,10 +418,7 @@ void gemm_wgmma(const gemm_problem<In, float>& p, const split_k_options& options
   FOUNDRY_EXPECTS(tiles_m <= static_cast<std::int64_t>(max_grid_x) / tiles_n,
                   "gemm_wgmma: " + std::to_string(tiles_m) + " × " + std::to_string(tiles_n) +
                       " block tiles exceed the 1D grid limit of " + std::to_string(max_grid_x) + " blocks");
-  int splits = wgmma_splits<Policy>(p.m, p.n, p.k, options.split_k, device.sm_count);
-  const std::int64_t k_per_split = detail::split_k_depth(p.k, splits, Policy::block_k);
-  // Rounding the slice up to whole K steps can leave trailing slices empty: drop them.
-  splits = static_cast<int>(ceil_div<std::int64_t>(p.k, k_per_split));
+  const split_k_plan plan = wgmma_split_k<Policy>(p.m, p.n, p.k, options.split_k, device.sm_count);
 
   // A(i, p) and B(p, j) as stored: rows × contiguous columns.
   using a_k = detail::wgmma_operand<true, Policy::block_m>;
@@ -435,16 +432,12 @@ void gemm_wgmma(const gemm_problem<In, float>& p, const split_k_options& options
 
   launch_config c;
   c.block = dim3(shape::threads, 1, 1);
-  c.grid = dim3(static_cast<unsigned>(tiles_m * tiles_n), static_cast<unsigned>(splits), 1);
+  c.grid = dim3(static_cast<unsigned>(tiles_m * tiles_n), static_cast<unsigned>(plan.splits), 1);
   c.dynamic_shared_bytes = shape::shared_bytes;
   const auto enqueue = [&](const gemm_problem<In, float>& q, std::int64_t slice_stride) {
-    launch(s, c, detail::select_wgmma_kernel<In, Policy>(p), map_a, map_b, q, k_per_split, slice_stride);
+    launch(s, c, detail::select_wgmma_kernel<In, Policy>(p), map_a, map_b, q, plan.depth, slice_stride);
   };
-  if (splits == 1) {
-    enqueue(p, 0);
-  } else {
-    detail::enqueue_split_k(p, splits, options.workspace, enqueue, s);
-  }
+  detail::enqueue_split_k(p, plan.splits, options.workspace, enqueue, s);
 }
 
 /// `gemm_wgmma` with the default options (automatic split-K, internal workspace).

@@ -35,6 +35,38 @@ struct split_k_options {
   cuda::std::span<float> workspace{};
 };
 
+/// How a launcher cuts K: `splits` slices of `depth` elements each, the last
+/// one possibly shorter. `depth` is a multiple of the rung's K step, so only the
+/// last slice has a ragged end (and vector alignment along K is kept).
+struct split_k_plan {
+  int splits = 1;
+  std::int64_t depth = 0;
+};
+
+/// The plan for K = `k`, stepped `block_k` at a time by a grid of `tiles` blocks
+/// of which `slots` can be resident at once on `sm_count` SMs. `requested` > 0
+/// is honoured as far as the K steps and the grid's y/z limit allow. Auto (0):
+/// one slice while the tiles occupy every SM at least once; otherwise enough
+/// slices to fill the slots, each at least `min_k_per_split` deep, at most 16.
+/// The count is final: slices that rounding the depth up would leave empty are
+/// already dropped, so it sizes the workspace exactly.
+[[nodiscard]] inline split_k_plan plan_split_k(std::int64_t tiles, std::int64_t slots, int sm_count, std::int64_t k,
+                                               std::int64_t block_k, int requested, std::int64_t min_k_per_split) {
+  constexpr std::int64_t max_auto_splits = 16;
+  std::int64_t want = 1;
+  if (requested > 0) {
+    want = requested;
+  } else if (tiles < sm_count) {
+    want = std::min({slots / std::max<std::int64_t>(tiles, 1), k / min_k_per_split, max_auto_splits});
+  }
+  const std::int64_t k_steps = std::max<std::int64_t>(1, ceil_div<std::int64_t>(k, block_k));
+  want = std::clamp<std::int64_t>(want, 1, std::min<std::int64_t>(k_steps, max_grid_yz));
+  split_k_plan plan;
+  plan.depth = round_up<std::int64_t>(std::max<std::int64_t>(1, ceil_div<std::int64_t>(k, want)), block_k);
+  plan.splits = static_cast<int>(std::max<std::int64_t>(1, ceil_div<std::int64_t>(k, plan.depth)));
+  return plan;
+}
+
 /// Floats of workspace that `splits` slices of `p` need (0 for one slice).
 template <class In>
 [[nodiscard]] std::size_t split_k_workspace_elements(const gemm_problem<In, float>& p, int splits) noexcept {
@@ -46,6 +78,8 @@ namespace detail {
 
 /// Sums the split-K partial results: C = alpha * sum_z w[z] + beta * C.
 /// Memory-bound and small next to the GEMM (splits × M × N floats read once).
+/// (A template, like every kernel in these headers, so that several translation
+/// units may include it.)
 template <class T>
 __global__ void split_k_reduce_kernel(const T* __restrict__ w, int splits, std::int64_t m, std::int64_t n,
                                       T* __restrict__ c, std::int64_t ldc, float alpha, float beta) {
@@ -60,36 +94,20 @@ __global__ void split_k_reduce_kernel(const T* __restrict__ w, int splits, std::
   }
 }
 
-/// The K slices to use for a grid of `tiles` blocks of which `slots` can be
-/// resident at once, each block stepping through K `block_k` at a time.
-/// `requested` > 0 is honoured, clamped to the K steps that exist. Auto (0):
-/// one slice while the tiles occupy every SM at least once; otherwise enough
-/// slices to fill the slots, each at least `min_k_per_split` deep, at most 16.
-[[nodiscard]] inline int choose_split_k(std::int64_t tiles, std::int64_t slots, int sm_count, std::int64_t k,
-                                        std::int64_t block_k, int requested, std::int64_t min_k_per_split) {
-  const std::int64_t k_steps = std::max<std::int64_t>(1, ceil_div<std::int64_t>(k, block_k));
-  if (requested > 0) return static_cast<int>(std::min<std::int64_t>(requested, k_steps));
-  constexpr std::int64_t max_splits = 16;
-  if (tiles >= sm_count) return 1;
-  const std::int64_t want = std::min({slots / std::max<std::int64_t>(tiles, 1), k / min_k_per_split, max_splits});
-  return static_cast<int>(std::max<std::int64_t>(1, want));
-}
-
-/// K elements per slice: a multiple of `block_k`, so that only the last slice
-/// has a ragged end (and vector alignment along K is kept).
-[[nodiscard]] constexpr std::int64_t split_k_depth(std::int64_t k, int splits, std::int64_t block_k) noexcept {
-  return round_up<std::int64_t>(std::max<std::int64_t>(1, ceil_div<std::int64_t>(k, splits)), block_k);
-}
-
-/// Enqueues a split-K GEMM on `s`: `partial(q, slice_stride)` must enqueue the
-/// rung's kernel, slice z into `q.c + z * slice_stride`, on the problem q: `p`
-/// with C replaced by the workspace (ldc = n, alpha = 1, beta = 0). Then the
-/// reduce writes C. Without a caller workspace one is allocated and freed
+/// Enqueues a GEMM cut into `splits` K slices on `s`. `partial(q, slice_stride)`
+/// must enqueue the rung's kernel on problem q, slice z into
+/// `q.c + z * slice_stride`. One slice: q is `p` itself (stride 0). Several: q is
+/// `p` with C replaced by the workspace (ldc = n, alpha = 1, beta = 0), and the
+/// reduce then writes C; without a caller workspace one is allocated and freed
 /// stream-ordered on `s`. Throws `std::invalid_argument` if the caller's
 /// workspace is too small, `cuda_error` if an allocation or a launch fails.
 template <class In, class Partial>
 void enqueue_split_k(const gemm_problem<In, float>& p, int splits, cuda::std::span<float> workspace,
                      Partial&& partial, cuda::stream_ref s) {
+  if (splits <= 1) {
+    partial(p, std::int64_t{0});
+    return;
+  }
   const std::size_t needed = split_k_workspace_elements(p, splits);
   device_buffer<float> owned;
   if (workspace.empty()) {
