@@ -421,6 +421,24 @@ TEMPLATE_TEST_CASE("gemm_wgmma with split-K matches the reference in every layou
   }
 }
 
+TEMPLATE_TEST_CASE("gemm_wgmma runs several tiles per persistent block, with and without split-K",
+                   "[gpu][gemm][wgmma][racecheck_slow]", __nv_bfloat16, __half) {
+  // 13 x 11 = 143 block tiles, more than the H200's 132 SMs: some blocks take a second tile,
+  // whose copies fly while the first is stored. K = 136: two full stages and a ragged one.
+  // With 2 slices: 286 units, a block's units span both slices.
+  SKIP_UNLESS_WGMMA_RUNS();
+  for (const int splits : {1, 2}) {
+    for (const auto& [a_k, b_n] : {std::pair{true, true}, std::pair{false, false}}) {
+      gemm_case c = make_gemm_case({1600, 2600, 136}, 1.0f, 0.5f);
+      c.a_k_contiguous = a_k;
+      c.b_n_contiguous = b_n;
+      gk::split_k_options options;
+      options.split_k = splits;
+      CHECK(require_matches_split<TestType>(c, options).path);
+    }
+  }
+}
+
 TEMPLATE_TEST_CASE("gemm_wgmma splits K by itself when the tiles are few, and never reads C when beta is 0",
                    "[gpu][gemm][wgmma]", __nv_bfloat16, __half) {
   // 4 block tiles on the GPU's SMs: the automatic count is 8 slices of 512 on the H200.
