@@ -68,7 +68,7 @@ struct register_blocked_policy {
   /// at 8192^3 BK 16 ran 43.1 TFLOP/s (row
   /// gemm_f32/foundry_register_blocked_bk16_1cta/8192x8192x8192) against BK 8's
   /// 42.6 at 1 block/SM (row gemm_f32/foundry_register_blocked_1cta/8192x8192x8192,
-  /// 1.01×); at 4096^3 42.7 against 42.4 (the same rows at 4096x4096x4096, 1.01×).
+  /// 1.01×); at 4096^3 42.5 against 42.4 (the same rows at 4096x4096x4096, 1.00×).
   /// Both stay below this default (BK 8, 2 blocks/SM): 45.9 at 8192^3, 45.4 at 4096^3
   /// (rows gemm_f32/foundry_register_blocked/...). BK 16 at 2 blocks/SM was not
   /// measured yet.

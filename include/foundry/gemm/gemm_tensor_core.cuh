@@ -61,19 +61,19 @@ struct tensor_core_policy {
   /// Block tile 128 × 256: with 64 × 64 warp tiles a thread holds 128 fp32
   /// accumulators, and every element copied to shared memory feeds 128 (A) or
   /// 64 (B) multiply-adds per warp. Measured on the H200, 2026-12-02 (bench/results/h200,
-  /// this policy): 290 TFLOP/s bf16 at 8192^3 (row gemm_bf16/foundry_tensor_core/8192x8192x8192)
-  /// against cuBLAS's 679 in the same run (row gemm_bf16/cublas/8192x8192x8192), 0.43×;
-  /// 278 at 4096^3 against 759, 0.37×. 256 × 128 with 4 × 2 warps ran 274 and 259 (rows
-  /// gemm_bf16/foundry_tensor_core_256x128/...), 128 × 128 with 4 warps 262 and 248 (rows
+  /// this policy): 287 TFLOP/s bf16 at 8192^3 (row gemm_bf16/foundry_tensor_core/8192x8192x8192)
+  /// against cuBLAS's 679 in the same run (row gemm_bf16/cublas/8192x8192x8192), 0.42×;
+  /// 275 at 4096^3 against 742, 0.37×. 256 × 128 with 4 × 2 warps ran 274 and 260 (rows
+  /// gemm_bf16/foundry_tensor_core_256x128/...), 128 × 128 with 4 warps 262 and 249 (rows
   /// gemm_bf16/foundry_tensor_core_128x128_4w/...). On Hopper mma.sync is not the fast
   /// path: rung 5 (gemm_wgmma.cuh) is.
   static constexpr int block_m = 128;
   static constexpr int block_n = 256;
   /// K per pipeline step: four `mma` k-steps between barriers, half the barriers per
   /// FLOP of block_k 32. Measured on the H200, 2026-12-02: block_k 64 with 3 stages (this
-  /// policy) 290 TFLOP/s bf16 at 8192^3 and 278 at 4096^3 (rows gemm_bf16/foundry_tensor_core/...);
-  /// block_k 32 with 4 stages, the earlier default, 243 and 228 (rows
-  /// gemm_bf16/foundry_tensor_core_bk32_s4/...); block_k 32 with 3 stages 244 and 235 (rows
+  /// policy) 287 TFLOP/s bf16 at 8192^3 and 275 at 4096^3 (rows gemm_bf16/foundry_tensor_core/...);
+  /// block_k 32 with 4 stages, the earlier default, 245 and 235 (rows
+  /// gemm_bf16/foundry_tensor_core_bk32_s4/...); block_k 32 with 3 stages 246 and 237 (rows
   /// gemm_bf16/foundry_tensor_core_bk32_s3/...). Registers (ptxas, sm_90): 254-255 per
   /// thread, at the cap; three of the four layout instantiations spill 32-100 bytes (row-major
   /// A and B, the benchmarked one: 32), which the measured gain already includes.
