@@ -11,10 +11,12 @@
 /// one thread and no registers.
 ///
 /// How the kernel works, from global memory to C:
-/// 1. Each block computes a 128 × 256 tile of C with 3 warpgroups (384 threads).
-///    Warpgroup 0 is the producer: after `setmaxnreg` lowers it to 40 registers,
-///    one thread walks K 64 at a time and issues TMA copies of the A (128 × 64)
-///    and B (64 × 256) slices into a ring of 4 stages of 48 KiB.
+/// 1. Each block, persistent (one per SM), computes 128 × 256 tiles of C one
+///    after another with 3 warpgroups (384 threads). Warpgroup 0 is the
+///    producer: after `setmaxnreg` lowers it to 40 registers, one thread walks
+///    the block's tiles and, for each, K 64 at a time, issuing TMA copies of the
+///    A (128 × 64) and B (64 × 256) slices into a ring of 4 stages of 48 KiB; it
+///    runs ahead into the next tile while the consumers store the last one.
 /// 2. Each stage has two mbarriers: `full` completes when the TMA bytes of the
 ///    stage have landed (transaction count), `empty` when the 8 consumer warps
 ///    have finished reading it. The producer waits on `empty` before refilling.
@@ -53,11 +55,13 @@
 /// multiply).
 ///
 /// Split-K: when the block tiles are fewer than the SMs (1024 × 1024 × 8192 has 32
-/// of them for 132 SMs), the K range is cut into slices computed by separate
-/// blocks into a workspace and summed by a second kernel (gemm/split_k.cuh, shared
-/// with rung 3); `wgmma_split_k` says how many.
+/// of them for 132 SMs), the K range is cut into slices, each a separate work
+/// unit of the persistent blocks, computed into a workspace and summed by a
+/// second kernel (gemm/split_k.cuh, shared with rung 3); `wgmma_split_k` says
+/// how many.
 ///
-/// Performance, measured on the H200 on 2026-12-02 (bench/results/h200, rows
+/// Performance of the kernel BEFORE it became persistent (one block per tile and
+/// K slice), measured on the H200 on 2026-12-02 (bench/results/h200, rows
 /// gemm_bf16/foundry_wgmma/<MxNxK> against gemm_bf16/cublas/<MxNxK> of the same run):
 /// bf16 764 TFLOP/s at 8192^3 against cuBLAS's 679 (the same kernel through
 /// foundry::gemm, row gemm_bf16/foundry/..., 721: bf16 GEMMs at this size move with the
@@ -65,7 +69,8 @@
 /// against 567 at 8192 × 8192 × 1024; 414 against 589 at 1024 × 1024 × 8192 with 4 K
 /// slices (row .../foundry_wgmma_split_k_1/...: 189 unsplit; .../foundry_wgmma_split_k_8/...:
 /// 329). fp16 within a few percent of these (rows gemm_f16/...).
-/// Nsight Compute (earlier run, before the kernel became persistent, 8192^3): tensor pipe busy 91% of the time (SM busy 90.7%),
+/// Nsight Compute (earlier run, before the kernel became persistent, 8192^3): tensor
+/// pipe busy 91% of the time (SM busy 90.7%),
 /// DRAM 26%, L2 58%; the rest is the prologue/epilogue of 2048 non-persistent blocks
 /// (15.5 waves of 132) and waits at the stage barriers. Registers (ptxas, sm_90a): 168
 /// per thread at launch, 0 spills, for all eight instantiations.
