@@ -421,6 +421,29 @@ TEMPLATE_TEST_CASE("gemm_wgmma with split-K matches the reference in every layou
   }
 }
 
+TEMPLATE_TEST_CASE("gemm_wgmma runs several tiles per persistent block, with and without split-K",
+                   "[gpu][gemm][wgmma]", __nv_bfloat16, __half) {
+  // More block tiles than SMs (11 tile columns, enough ragged tile rows: 13 x 11 = 143 on the
+  // H200's 132 SMs), so some blocks take a second tile, whose copies fly while the first is
+  // stored. K = 136: two full stages and a ragged one. With 2 slices, twice the units: a
+  // block's units span both slices and the ring wraps inside a block's later units.
+  SKIP_UNLESS_WGMMA_RUNS();
+  const int sms = foundry::get_device_properties().sm_count;
+  const std::int64_t tile_rows = (sms + 11) / 11;  // 11 * tile_rows > sms
+  const std::int64_t m = 128 * tile_rows - 28;     // the last tile row ragged
+  REQUIRE(gk::wgmma_split_k(m, 2600, 136, 0, sms).splits == 1);
+  for (const int splits : {1, 2}) {
+    for (const auto& [a_k, b_n] : layouts) {
+      gemm_case c = make_gemm_case({m, 2600, 136}, 1.0f, 0.5f);
+      c.a_k_contiguous = a_k;
+      c.b_n_contiguous = b_n;
+      gk::split_k_options options;
+      options.split_k = splits;
+      CHECK(require_matches_split<TestType>(c, options).path);
+    }
+  }
+}
+
 TEMPLATE_TEST_CASE("gemm_wgmma splits K by itself when the tiles are few, and never reads C when beta is 0",
                    "[gpu][gemm][wgmma]", __nv_bfloat16, __half) {
   // 4 block tiles on the GPU's SMs: the automatic count is 8 slices of 512 on the H200.

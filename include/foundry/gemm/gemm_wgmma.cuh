@@ -11,10 +11,12 @@
 /// one thread and no registers.
 ///
 /// How the kernel works, from global memory to C:
-/// 1. Each block computes a 128 × 256 tile of C with 3 warpgroups (384 threads).
-///    Warpgroup 0 is the producer: after `setmaxnreg` lowers it to 40 registers,
-///    one thread walks K 64 at a time and issues TMA copies of the A (128 × 64)
-///    and B (64 × 256) slices into a ring of 4 stages of 48 KiB.
+/// 1. Each block, persistent (one per SM), computes 128 × 256 tiles of C one
+///    after another with 3 warpgroups (384 threads). Warpgroup 0 is the
+///    producer: after `setmaxnreg` lowers it to 40 registers, one thread walks
+///    the block's tiles and, for each, K 64 at a time, issuing TMA copies of the
+///    A (128 × 64) and B (64 × 256) slices into a ring of 4 stages of 48 KiB; it
+///    runs ahead into the next tile while the consumers store the last one.
 /// 2. Each stage has two mbarriers: `full` completes when the TMA bytes of the
 ///    stage have landed (transaction count), `empty` when the 8 consumer warps
 ///    have finished reading it. The producer waits on `empty` before refilling.
@@ -53,11 +55,13 @@
 /// multiply).
 ///
 /// Split-K: when the block tiles are fewer than the SMs (1024 × 1024 × 8192 has 32
-/// of them for 132 SMs), the K range is cut into slices computed by separate
-/// blocks into a workspace and summed by a second kernel (gemm/split_k.cuh, shared
-/// with rung 3); `wgmma_split_k` says how many.
+/// of them for 132 SMs), the K range is cut into slices, each a separate work
+/// unit of the persistent blocks, computed into a workspace and summed by a
+/// second kernel (gemm/split_k.cuh, shared with rung 3); `wgmma_split_k` says
+/// how many.
 ///
-/// Performance, measured on the H200 on 2026-12-02 (bench/results/h200, rows
+/// Performance of the kernel BEFORE it became persistent (one block per tile and
+/// K slice), measured on the H200 on 2026-12-02 (bench/results/h200, rows
 /// gemm_bf16/foundry_wgmma/<MxNxK> against gemm_bf16/cublas/<MxNxK> of the same run):
 /// bf16 764 TFLOP/s at 8192^3 against cuBLAS's 679 (the same kernel through
 /// foundry::gemm, row gemm_bf16/foundry/..., 721: bf16 GEMMs at this size move with the
@@ -65,7 +69,8 @@
 /// against 567 at 8192 × 8192 × 1024; 414 against 589 at 1024 × 1024 × 8192 with 4 K
 /// slices (row .../foundry_wgmma_split_k_1/...: 189 unsplit; .../foundry_wgmma_split_k_8/...:
 /// 329). fp16 within a few percent of these (rows gemm_f16/...).
-/// Nsight Compute (earlier run, 8192^3): tensor pipe busy 91% of the time (SM busy 90.7%),
+/// Nsight Compute (earlier run, before the kernel became persistent, 8192^3): tensor
+/// pipe busy 91% of the time (SM busy 90.7%),
 /// DRAM 26%, L2 58%; the rest is the prologue/epilogue of 2048 non-persistent blocks
 /// (15.5 waves of 132) and waits at the stage barriers. Registers (ptxas, sm_90a): 168
 /// per thread at launch, 0 spills, for all eight instantiations.
@@ -88,6 +93,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -232,15 +238,18 @@ struct wgmma_operand {
 /// The wgmma kernel. `AKMajor` must equal p.a_k_contiguous and `BKMajor`
 /// !p.b_n_contiguous; the maps must describe A and B as `gemm_wgmma` encodes
 /// them; the problem must pass gemm_wgmma_tma_path. Launch with
-/// `wgmma_shape<Policy>::threads` threads, a grid of one block per block tile
-/// (x) and per K slice (y), and `wgmma_shape<Policy>::shared_bytes` of dynamic
-/// shared memory. Block y multiplies K elements [y·k_per_split, (y+1)·k_per_split)
+/// `wgmma_shape<Policy>::threads` threads, a 1D grid of at most one block per
+/// work unit, and `wgmma_shape<Policy>::shared_bytes` of dynamic shared memory.
+/// Persistent: block b computes units b, b + G, b + 2G, ... (G = gridDim.x) of
+/// the `tiles × splits` units. Unit u is block tile u mod tiles (in the grouped
+/// order) and K slice z = u / tiles: K elements [z·k_per_split, (z+1)·k_per_split)
 /// (a multiple of block_k, so TMA's zero fill past K covers only the last slice)
-/// into C + y·c_slice_stride.
+/// into C + z·c_slice_stride. The producer runs ahead across units, so the next
+/// tile's copies fly while the consumers store the last one.
 template <class In, class Policy, bool AKMajor, bool BKMajor>
 __global__ void __launch_bounds__(wgmma_shape<Policy>::threads, 1)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                      gemm_problem<In, float> p, std::int64_t k_per_split, std::int64_t c_slice_stride) {
+                      gemm_problem<In, float> p, std::int64_t k_per_split, int splits, std::int64_t c_slice_stride) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using shape = wgmma_shape<Policy>;
   using a_operand = wgmma_operand<AKMajor, Policy::block_m>;
@@ -254,13 +263,27 @@ __global__ void __launch_bounds__(wgmma_shape<Policy>::threads, 1)
   const auto s_a = [&](int stage) { return s_ring + stage * shape::stage_bytes; };
   const auto s_b = [&](int stage) { return s_a(stage) + shape::a_bytes; };
 
-  const tile_index tile = grouped_tile(blockIdx.x, ceil_div<std::int64_t>(p.m, Policy::block_m),
-                                       ceil_div<std::int64_t>(p.n, Policy::block_n), Policy::group_m);
-  const auto m0 = static_cast<std::int32_t>(tile.m * Policy::block_m);  // < 2^31: gemm_wgmma_tma_path
-  const auto n0 = static_cast<std::int32_t>(tile.n * Policy::block_n);
-  const std::int64_t k_begin = std::int64_t{blockIdx.y} * k_per_split;
-  const std::int64_t k_end = k_begin + k_per_split < p.k ? k_begin + k_per_split : p.k;
-  const int steps = static_cast<int>(ceil_div<std::int64_t>(k_end - k_begin, Policy::block_k));
+  const std::int64_t tiles_m = ceil_div<std::int64_t>(p.m, Policy::block_m);
+  const std::int64_t tiles_n = ceil_div<std::int64_t>(p.n, Policy::block_n);
+  const std::int64_t tiles = tiles_m * tiles_n;
+  const std::int64_t units = tiles * splits;
+  // Unit u: its tile corner, its K range and its step count.
+  struct unit_work {
+    std::int32_t m0, n0;
+    std::int64_t k_begin;
+    int steps;
+    int split;
+  };
+  const auto work = [&](std::int64_t u) {
+    const std::int64_t z = u / tiles;
+    const tile_index tile = grouped_tile(u - z * tiles, tiles_m, tiles_n, Policy::group_m);
+    const std::int64_t k_begin = z * k_per_split;
+    const std::int64_t k_end = k_begin + k_per_split < p.k ? k_begin + k_per_split : p.k;
+    return unit_work{static_cast<std::int32_t>(tile.m * Policy::block_m),  // < 2^31: gemm_wgmma_tma_path
+                     static_cast<std::int32_t>(tile.n * Policy::block_n), k_begin,
+                     static_cast<int>(ceil_div<std::int64_t>(k_end - k_begin, Policy::block_k)),
+                     static_cast<int>(z)};
+  };
   const int thread = static_cast<int>(threadIdx.x);
   const int warpgroup = thread / 128;
 
@@ -274,66 +297,77 @@ __global__ void __launch_bounds__(wgmma_shape<Policy>::threads, 1)
   }
   __syncthreads();
 
+  // The ring position is shared by all units: stage and phase carry over.
   if (warpgroup == 0) {
     // Producer. All 128 threads give their registers back; one issues the copies.
     setmaxnreg_decrease<Policy::producer_registers>();
     if (thread == 0) {
       int stage = 0;
       std::uint32_t phase = 0;
-      for (int step = 0; step < steps; ++step) {
-        mbarrier_wait_parity(&empty[stage], phase ^ 1u);  // the first lap passes at once
-        (void)cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta,
-                                                   cuda::ptx::space_shared, &full[stage],
-                                                   static_cast<std::uint32_t>(shape::stage_bytes));
-        const auto k0 = static_cast<std::int32_t>(k_begin + step * Policy::block_k);  // < 2^31: tma_path
-        a_operand::load(s_a(stage), &map_a, m0, k0, &full[stage]);
-        b_operand::load(s_b(stage), &map_b, n0, k0, &full[stage]);
-        if (++stage == stages) stage = 0, phase ^= 1u;
+      for (std::int64_t u = blockIdx.x; u < units; u += gridDim.x) {
+        const unit_work w = work(u);
+        for (int step = 0; step < w.steps; ++step) {
+          mbarrier_wait_parity(&empty[stage], phase ^ 1u);  // the first lap passes at once
+          (void)cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta,
+                                                     cuda::ptx::space_shared, &full[stage],
+                                                     static_cast<std::uint32_t>(shape::stage_bytes));
+          const auto k0 = static_cast<std::int32_t>(w.k_begin + step * Policy::block_k);  // < 2^31: tma_path
+          a_operand::load(s_a(stage), &map_a, w.m0, k0, &full[stage]);
+          b_operand::load(s_b(stage), &map_b, w.n0, k0, &full[stage]);
+          if (++stage == stages) stage = 0, phase ^= 1u;
+        }
       }
     }
   } else {
-    // Consumers: warpgroup 1 + c computes rows 64c .. 64c+63 of the tile.
+    // Consumers: warpgroup 1 + c computes rows 64c .. 64c+63 of each tile.
     setmaxnreg_increase<Policy::consumer_registers>();
     const int consumer = warpgroup - 1;
     const int lane = thread % 32;
     const int warp_in_group = (thread / 32) % 4;
     const std::uint32_t s_a0 = shared_address(s_a(0)) + a_operand::mn_offset(64 * consumer);
     const std::uint32_t s_b0 = shared_address(s_b(0));
-
-    float acc[1][32][4];  // [1][..]: the shape store_accumulators takes (one 16-row fragment per warp)
-#pragma unroll
-    for (int i = 0; i < 32; ++i) {
-#pragma unroll
-      for (int j = 0; j < 4; ++j) acc[0][i][j] = 0.0f;
-    }
+    float* const c = p.c;
 
     int stage = 0;
-    int previous_stage = 0;
     std::uint32_t phase = 0;
-    for (int step = 0; step < steps; ++step) {
-      mbarrier_wait_parity(&full[stage], phase);
-      const auto stage_offset = static_cast<std::uint32_t>(stage * shape::stage_bytes);
-      fence_accumulators(acc[0]);
-      wgmma_fence();
+    for (std::int64_t u = blockIdx.x; u < units; u += gridDim.x) {
+      const unit_work w = work(u);
+      float acc[1][32][4];  // [1][..]: the shape store_accumulators takes (one 16-row fragment per warp)
 #pragma unroll
-      for (int k_step = 0; k_step < shape::k_steps; ++k_step) {
-        const std::uint64_t desc_a = a_operand::descriptor(s_a0 + stage_offset + a_operand::k_offset(k_step));
-        const std::uint64_t desc_b = b_operand::descriptor(s_b0 + stage_offset + b_operand::k_offset(k_step));
-        wgmma_m64n256k16<In, a_operand::transpose, b_operand::transpose>(acc[0], desc_a, desc_b);
+      for (int i = 0; i < 32; ++i) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) acc[0][i][j] = 0.0f;
       }
-      wgmma_commit();
+      int previous_stage = 0;
+      for (int step = 0; step < w.steps; ++step) {
+        mbarrier_wait_parity(&full[stage], phase);
+        const auto stage_offset = static_cast<std::uint32_t>(stage * shape::stage_bytes);
+        fence_accumulators(acc[0]);
+        wgmma_fence();
+#pragma unroll
+        for (int k_step = 0; k_step < shape::k_steps; ++k_step) {
+          const std::uint64_t desc_a = a_operand::descriptor(s_a0 + stage_offset + a_operand::k_offset(k_step));
+          const std::uint64_t desc_b = b_operand::descriptor(s_b0 + stage_offset + b_operand::k_offset(k_step));
+          wgmma_m64n256k16<In, a_operand::transpose, b_operand::transpose>(acc[0], desc_a, desc_b);
+        }
+        wgmma_commit();
+        fence_accumulators(acc[0]);
+        // Keep this step's group in flight; the previous one has finished reading its stage.
+        wgmma_wait<1>();
+        if (step > 0 && lane == 0) (void)cuda::ptx::mbarrier_arrive(&empty[previous_stage]);
+        previous_stage = stage;
+        if (++stage == stages) stage = 0, phase ^= 1u;
+      }
+      wgmma_wait<0>();
       fence_accumulators(acc[0]);
-      // Keep this step's group in flight; the previous one has finished reading its stage.
-      wgmma_wait<1>();
-      if (step > 0 && lane == 0) (void)cuda::ptx::mbarrier_arrive(&empty[previous_stage]);
-      previous_stage = stage;
-      if (++stage == stages) stage = 0, phase ^= 1u;
-    }
-    wgmma_wait<0>();
-    fence_accumulators(acc[0]);
+      // The unit's last stage is read: hand it back before the epilogue, so that
+      // the producer can fill it for the next unit while this one is stored.
+      if (w.steps > 0 && lane == 0) (void)cuda::ptx::mbarrier_arrive(&empty[previous_stage]);
 
-    p.c += std::int64_t{blockIdx.y} * c_slice_stride;
-    store_accumulators(acc, p, std::int64_t{m0} + 64 * consumer + 16 * warp_in_group, std::int64_t{n0}, lane);
+      p.c = c + std::int64_t{w.split} * c_slice_stride;
+      store_accumulators(acc, p, std::int64_t{w.m0} + 64 * consumer + 16 * warp_in_group, std::int64_t{w.n0},
+                         lane);
+    }
   }
 #else
   // No sm_90a code in this pass: the host never launches this kernel (gemm_wgmma_available).
@@ -341,6 +375,7 @@ __global__ void __launch_bounds__(wgmma_shape<Policy>::threads, 1)
   (void)map_b;
   (void)p;
   (void)k_per_split;
+  (void)splits;
   (void)c_slice_stride;
   __trap();
 #endif
@@ -390,9 +425,9 @@ template <class Policy = wgmma_policy>
 /// `s`, and a second kernel sums them into C in a fixed order.
 /// Throws `std::invalid_argument` if this program has no sm_90a code
 /// (FOUNDRY_HAS_SM90A) or the current device is not of compute capability 9.0,
-/// if the grid of block tiles exceeds the 1D grid limit, or if a caller's
-/// workspace is too small; `std::runtime_error` if the driver cannot encode a
-/// tensor map; `cuda_error` if a CUDA call, an allocation or a launch fails.
+/// or if a caller's workspace is too small; `std::runtime_error` if the driver
+/// cannot encode a tensor map; `cuda_error` if a CUDA call, an allocation or a
+/// launch fails.
 template <class In, class Policy = wgmma_policy>
 void gemm_wgmma(const gemm_problem<In, float>& p, const split_k_options& options, cuda::stream_ref s) {
   static_assert(std::is_same_v<In, __half> || std::is_same_v<In, __nv_bfloat16>,
@@ -415,9 +450,6 @@ void gemm_wgmma(const gemm_problem<In, float>& p, const split_k_options& options
 
   const std::int64_t tiles_m = ceil_div<std::int64_t>(p.m, Policy::block_m);
   const std::int64_t tiles_n = ceil_div<std::int64_t>(p.n, Policy::block_n);
-  FOUNDRY_EXPECTS(tiles_m <= static_cast<std::int64_t>(max_grid_x) / tiles_n,
-                  "gemm_wgmma: " + std::to_string(tiles_m) + " × " + std::to_string(tiles_n) +
-                      " block tiles exceed the 1D grid limit of " + std::to_string(max_grid_x) + " blocks");
   const split_k_plan plan = wgmma_split_k<Policy>(p.m, p.n, p.k, options.split_k, device.sm_count);
 
   // A(i, p) and B(p, j) as stored: rows × contiguous columns.
@@ -432,10 +464,12 @@ void gemm_wgmma(const gemm_problem<In, float>& p, const split_k_options& options
 
   launch_config c;
   c.block = dim3(shape::threads, 1, 1);
-  c.grid = dim3(static_cast<unsigned>(tiles_m * tiles_n), static_cast<unsigned>(plan.splits), 1);
+  // Persistent: one block per SM (192 KiB of shared memory each), never more than the units.
+  const std::int64_t units = tiles_m * tiles_n * plan.splits;
+  c.grid = dim3(static_cast<unsigned>(std::min<std::int64_t>(units, device.sm_count)), 1, 1);
   c.dynamic_shared_bytes = shape::shared_bytes;
   const auto enqueue = [&](const gemm_problem<In, float>& q, std::int64_t slice_stride) {
-    launch(s, c, detail::select_wgmma_kernel<In, Policy>(p), map_a, map_b, q, plan.depth, slice_stride);
+    launch(s, c, detail::select_wgmma_kernel<In, Policy>(p), map_a, map_b, q, plan.depth, plan.splits, slice_stride);
   };
   detail::enqueue_split_k(p, plan.splits, options.workspace, enqueue, s);
 }
