@@ -19,6 +19,9 @@
 //   few block tiles for the SMs: the automatic choice splits K in 4) also
 //   .../foundry_wgmma_split_k_1 (no split) and .../foundry_wgmma_split_k_8.
 //
+// pct_of_ceiling: fp32 rows against the CUDA cores' FMA rate, rung 4's rows against the
+// register-only mma.sync rate (ceiling bf16_mma_sync), the other 16-bit rows against cuBLAS bf16.
+//
 // flops = 2 M N K; bytes = A and B read once, C written once (beta = 0: C is not read), the
 // minimal traffic. Every row runs its GEMM once on random inputs (fixed seed) into a C
 // poisoned with NaN and checks it against cuBLAS's result before timing: relative Frobenius
@@ -171,8 +174,11 @@ struct gemm_data {
 template <class In>
 using enqueue_fn = std::function<void(gemm_data<In>&, cuda::stream_ref)>;
 
+// The FLOP ceiling a row's pct_of_ceiling refers to: fp32 rows the CUDA-core FMA rate, 16-bit
+// rows cuBLAS bf16, except rung 4's, which are measured against the rate of the mma.sync
+// instruction they are built from.
 template <class In>
-void bm_gemm(benchmark::State& state, shape sh, enqueue_fn<In> run) {
+void bm_gemm(benchmark::State& state, shape sh, enqueue_fn<In> run, bench::flop_ceiling ceiling) {
   gemm_data<In> d(sh);
   foundry::fill(d.c.span(), std::numeric_limits<float>::quiet_NaN(), d.s);
   auto enqueue = [&](cuda::stream_ref st) { run(d, st); };
@@ -190,7 +196,7 @@ void bm_gemm(benchmark::State& state, shape sh, enqueue_fn<In> run) {
                          std::to_string(tolerance)))
     return;
   bench::options opt;
-  opt.ceiling = std::is_same_v<In, float> ? bench::flop_ceiling::fp32_cuda_cores : bench::flop_ceiling::bf16_tensor;
+  opt.ceiling = ceiling;
   bench::measure(state, d.s, d.work(), enqueue, opt);
 }
 
@@ -259,7 +265,11 @@ enqueue_fn<In> with_cublas() {
 
 template <class In>
 void add(const std::string& name, const shape& sh, enqueue_fn<In> run) {
-  benchmark::RegisterBenchmark((name + "/" + sh.name()).c_str(), bm_gemm<In>, sh, std::move(run))
+  const bench::flop_ceiling ceiling = std::is_same_v<In, float> ? bench::flop_ceiling::fp32_cuda_cores
+                                      : name.find("/foundry_tensor_core") != std::string::npos
+                                          ? bench::flop_ceiling::bf16_mma_sync
+                                          : bench::flop_ceiling::bf16_tensor;
+  benchmark::RegisterBenchmark((name + "/" + sh.name()).c_str(), bm_gemm<In>, sh, std::move(run), ceiling)
       ->Apply(bench::configure)
       ->Iterations(20);
 }

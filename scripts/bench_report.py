@@ -23,7 +23,7 @@ import sys
 GB_SUFFIX = re.compile(r"^(manual_time|real_time|process_time|(iterations|repeats|threads|min_time|min_warmup_time):.*)$")
 STANDARD_COUNTERS = {"GB/s", "TFLOP/s", "flop/byte", "pct_of_ceiling", "noise_pct", "samples"}
 TIME_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
-FLOP_CEILINGS = ["fp32_cuda_cores", "fp32_cublas", "tf32_tensor", "bf16_tensor"]
+FLOP_CEILINGS = ["fp32_cuda_cores", "fp32_cublas", "tf32_tensor", "bf16_tensor", "bf16_mma_sync"]
 
 
 def variant_class(variant):

@@ -4,13 +4,16 @@
 /// process (about a second, most of it cuBLAS start-up):
 /// - bandwidth: a large device-to-device `cudaMemcpyAsync` (bytes read + written per
 ///   second: what a copy kernel can hope for), and the datasheet figure from clock × bus;
-/// - FLOP rate: an FMA-bound kernel on the CUDA cores (fp32), and cuBLAS GEMM at 8192^3
-///   for fp32, tf32 and bf16 (fp32 accumulation) on random inputs.
+/// - FLOP rate: an FMA-bound kernel on the CUDA cores (fp32), an `mma.sync`-bound kernel on
+///   the tensor cores (bf16 in, fp32 accumulation: the instruction rung 4 of the GEMM ladder
+///   is built from, with operands in registers), and cuBLAS GEMM at 8192^3 for fp32, tf32
+///   and bf16 (fp32 accumulation) on random inputs.
 /// Each figure is the median of event-timed runs after a warm-up.
 
 #include <foundry/bench/cublas.cuh>
 #include <foundry/bench/random.cuh>
 #include <foundry/core/error.cuh>
+#include <foundry/gemm/detail/mma_sync.cuh>
 #include <foundry/launch/grid_stride.cuh>
 #include <foundry/launch/launch.cuh>
 #include <foundry/launch/launch_config.cuh>
@@ -38,7 +41,7 @@
 namespace foundry::bench {
 
 /// Which FLOP ceiling binds a compute-bound benchmark.
-enum class flop_ceiling { fp32_cuda_cores, fp32_cublas, tf32_tensor, bf16_tensor };
+enum class flop_ceiling { fp32_cuda_cores, fp32_cublas, tf32_tensor, bf16_tensor, bf16_mma_sync };
 
 inline const char* to_string(flop_ceiling c) noexcept {
   switch (c) {
@@ -46,6 +49,7 @@ inline const char* to_string(flop_ceiling c) noexcept {
     case flop_ceiling::fp32_cublas: return "fp32_cublas";
     case flop_ceiling::tf32_tensor: return "tf32_tensor";
     case flop_ceiling::bf16_tensor: return "bf16_tensor";
+    case flop_ceiling::bf16_mma_sync: return "bf16_mma_sync";
   }
   return "unknown";
 }
@@ -58,6 +62,7 @@ struct ceilings {
   double fp32_cublas_flops = 0;             ///< cuBLAS SGEMM
   double tf32_tensor_flops = 0;             ///< cuBLAS GEMM, CUBLAS_COMPUTE_32F_FAST_TF32
   double bf16_tensor_flops = 0;             ///< cuBLAS GEMM, bf16 inputs, fp32 accumulation and output
+  double bf16_mma_sync_flops = 0;           ///< mma.sync.m16n8k16 bf16 → fp32, operands in registers
   std::size_t copy_bytes = 0;               ///< size of the copy probe (each buffer)
   int gemm_size = 0;                        ///< m = n = k of the GEMM probes
 
@@ -67,6 +72,7 @@ struct ceilings {
       case flop_ceiling::fp32_cublas: return fp32_cublas_flops;
       case flop_ceiling::tf32_tensor: return tf32_tensor_flops;
       case flop_ceiling::bf16_tensor: return bf16_tensor_flops;
+      case flop_ceiling::bf16_mma_sync: return bf16_mma_sync_flops;
     }
     return std::numeric_limits<double>::quiet_NaN();
   }
@@ -115,6 +121,33 @@ __global__ void fma_probe_kernel(float* out, float a, float b, int iterations) {
   out[global_thread_index()] = sum;
 }
 
+/// Independent `mma.sync` accumulators per warp: with a full SM of warps, enough in flight to
+/// cover the instruction's latency on every tensor core. The operands come from the thread
+/// index, so the compiler cannot fold the chain; they stay in registers, so only the tensor
+/// cores bound the rate (no shared memory, no ldmatrix).
+inline constexpr int mma_chains = 8;
+template <int = 0>
+__global__ void mma_sync_probe_kernel(float* out, int iterations) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  const auto seed = static_cast<std::uint32_t>(threadIdx.x);
+  const std::uint32_t a[4] = {seed * 0x00010001u, seed ^ 0x3c003c00u, seed + 0x3c003c00u, 0x3c003c00u};
+  const std::uint32_t b[2] = {seed ^ 0x3f803f80u, 0x3f803f80u};
+  float acc[mma_chains][4] = {};
+  for (int i = 0; i < iterations; ++i) {
+#pragma unroll
+    for (int j = 0; j < mma_chains; ++j) gemm_kernels::detail::mma_m16n8k16<__nv_bfloat16>(acc[j], a, b);
+  }
+  float sum = 0.0f;
+#pragma unroll
+  for (int j = 0; j < mma_chains; ++j) sum += acc[j][0] + acc[j][1] + acc[j][2] + acc[j][3];
+  out[global_thread_index()] = sum;
+#else
+  (void)out;
+  (void)iterations;
+  __trap();  // no bf16 mma before sm_80; the host side does not launch it there
+#endif
+}
+
 inline double probe_copy(cuda::stream_ref s, std::size_t bytes) {
   device_buffer<std::uint32_t> in(bytes / 4, s);
   device_buffer<std::uint32_t> out(bytes / 4, s);
@@ -137,6 +170,24 @@ inline double probe_fma(cuda::stream_ref s) {
     launch(st, c, fma_probe_kernel<>, out.data(), 0.9999f, 1e-4f, iterations);
   });
   return 2.0 * fma_chains * static_cast<double>(iterations) * static_cast<double>(out.size()) / t;
+}
+
+/// FLOP/s of `mma.sync.m16n8k16` (bf16 in, fp32 accumulation) with operands in registers.
+/// Throws `std::runtime_error` below compute capability 8.0 (no bf16 mma there).
+inline double probe_mma_sync(cuda::stream_ref s) {
+  const device_properties& p = get_device_properties();
+  if (p.compute_capability_major < 8) throw std::runtime_error("bf16 mma.sync needs compute capability 8.0 or later");
+  const std::uint32_t block = 256;
+  const std::uint32_t blocks = static_cast<std::uint32_t>(p.sm_count) *
+                               std::max<std::uint32_t>(1, static_cast<std::uint32_t>(p.max_threads_per_sm) / block);
+  const int iterations = 1 << 14;  // ~8 ms at 600 TFLOP/s (H200): long against launch and clock noise
+  device_buffer<float> out(std::size_t{blocks} * block, s);
+  const launch_config c = make_launch_config_1d(out.size(), block);
+  const double t = median_event_seconds(
+      s, 5, [&](cuda::stream_ref st) { launch(st, c, mma_sync_probe_kernel<>, out.data(), iterations); });
+  constexpr double flops_per_mma = 2.0 * 16 * 8 * 16;  // per warp
+  const double warps = static_cast<double>(out.size()) / 32.0;
+  return flops_per_mma * mma_chains * static_cast<double>(iterations) * warps / t;
 }
 
 /// FLOP/s of an n×n×n cuBLAS GEMM with inputs of type `In`, fp32 output and `compute`.
@@ -183,6 +234,7 @@ inline ceilings measure_ceilings(cuda::stream_ref s) {
   c.copy_bytes = p.global_memory_bytes >= (std::size_t{16} << 30) ? (std::size_t{1} << 30) : (std::size_t{128} << 20);
   c.copy_bytes_per_second = detail::probe_copy(s, c.copy_bytes);
   c.fp32_cuda_cores_flops = detail::try_probe("fp32_cuda_cores", [&] { return detail::probe_fma(s); });
+  c.bf16_mma_sync_flops = detail::try_probe("bf16_mma_sync", [&] { return detail::probe_mma_sync(s); });
   // 8192^3 reaches cuBLAS's peak on large GPUs and takes ~20 ms in fp32 on the H200.
   c.gemm_size = p.global_memory_bytes >= (std::size_t{8} << 30) ? 8192 : 4096;
   const int n = c.gemm_size;

@@ -82,7 +82,7 @@ inline void add_context() {
   AddCustomContext("ceiling_copy_GB/s", detail::fixed(c.copy_bytes_per_second * 1e-9, 1));
   AddCustomContext("ceiling_theoretical_GB/s", detail::fixed(c.theoretical_bytes_per_second * 1e-9, 1));
   for (flop_ceiling f : {flop_ceiling::fp32_cuda_cores, flop_ceiling::fp32_cublas, flop_ceiling::tf32_tensor,
-                         flop_ceiling::bf16_tensor}) {
+                         flop_ceiling::bf16_tensor, flop_ceiling::bf16_mma_sync}) {
     AddCustomContext(std::string("ceiling_") + to_string(f) + "_TFLOP/s",
                      detail::fixed(c.flops_per_second(f) * 1e-12, 2));
   }
