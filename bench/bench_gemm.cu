@@ -302,6 +302,8 @@ const bool registered = [] {
                with_register_blocked_policy<foundry::gemm_kernels::register_blocked_policy<128, 128, 8, 1>>());
     add<float>("gemm_f32/foundry_register_blocked_bk16_1cta", sh,
                with_register_blocked_policy<foundry::gemm_kernels::register_blocked_policy<128, 128, 16, 1>>());
+    add<float>("gemm_f32/foundry_register_blocked_bk16", sh,
+               with_register_blocked_policy<foundry::gemm_kernels::register_blocked_policy<128, 128, 16, 2>>());
     add<float>("gemm_f32/foundry", sh, with_dispatch<float>());
     add<float>("gemm_f32/cublas", sh, with_cublas<float>());
   }
@@ -310,6 +312,8 @@ const bool registered = [] {
     using bf16 = __nv_bfloat16;
     add<bf16>("gemm_bf16/foundry_tensor_core_bk32_s4", sh,
               with_tensor_core_policy<bf16, tensor_core_candidate<128, 256, 32, 2, 4, 4>>());
+    add<bf16>("gemm_bf16/foundry_tensor_core_s4", sh,
+              with_tensor_core_policy<bf16, tensor_core_candidate<128, 256, 64, 2, 4, 4>>());
     add<bf16>("gemm_bf16/foundry_tensor_core_bk32_s3", sh,
               with_tensor_core_policy<bf16, tensor_core_candidate<128, 256, 32, 2, 4, 3>>());
     add<bf16>("gemm_bf16/foundry_tensor_core_256x128", sh,

@@ -153,18 +153,8 @@ class operand_loader {
 
   /// Loads the current tile into `r` and steps to the next one (`step`
   /// elements further). `k_left`: elements of K from the tile's first k to the
-  /// end of the range, clamped to int; elements past it read as 0. `inside`
-  /// (block-uniform): every row of this block's tile exists, so a vector path
-  /// with a whole K tile left needs no per-element predicates.
-  __device__ void load(int k_left, std::int64_t step, float4 (&r)[loads], bool inside) {
-    if (Vector && inside && k_left >= BlockK) {
-#pragma unroll
-      for (int l = 0; l < loads; ++l) {
-        r[l] = __ldg(reinterpret_cast<const float4*>(ptr_[l]));
-        ptr_[l] += step;
-      }
-      return;
-    }
+  /// end of the range, clamped to int; elements past it read as 0.
+  __device__ void load(int k_left, std::int64_t step, float4 (&r)[loads]) {
 #pragma unroll
     for (int l = 0; l < loads; ++l) {
       int o = 0, k = 0;
@@ -304,11 +294,8 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
 
     float4 a_next[a_loader::loads];
     float4 b_next[b_loader::loads];
-    // Block-uniform: all rows (columns) of this block's A (B) tile exist.
-    const bool a_inside = m0 + bm <= p.m;
-    const bool b_inside = n0 + bn <= p.n;
-    a_global.load(clamp_int(k_left), a_step, a_next, a_inside);
-    b_global.load(clamp_int(k_left), b_step, b_next, b_inside);
+    a_global.load(clamp_int(k_left), a_step, a_next);
+    b_global.load(clamp_int(k_left), b_step, b_next);
     a_loader::store(a_smem[0], a_next);
     b_loader::store(b_smem[0], b_next);
     __syncthreads();
@@ -333,8 +320,8 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
       k_left -= bk;
       const bool has_next = k_left > 0;
       if (has_next) {  // in flight while the FMAs below run
-        a_global.load(clamp_int(k_left), a_step, a_next, a_inside);
-        b_global.load(clamp_int(k_left), b_step, b_next, b_inside);
+        a_global.load(clamp_int(k_left), a_step, a_next);
+        b_global.load(clamp_int(k_left), b_step, b_next);
       }
 #pragma unroll
       for (int kk = 0; kk < bk; ++kk) {
