@@ -5,12 +5,14 @@
 //   gemm_f32/foundry_shared_tiled       rung 2
 //   gemm_f32/foundry_register_blocked   rung 3, default policy (128x128 tile, BK = 8, 2 blocks/SM)
 //   gemm_f32/foundry_register_blocked_1cta        rung 3 tuning candidates: 1 block/SM (up to
-//   gemm_f32/foundry_register_blocked_bk16_1cta   255 registers), and BK = 16 with 1 block/SM
+//   gemm_f32/foundry_register_blocked_bk16_1cta   255 registers), BK = 16 with 1 block/SM, and
+//   gemm_f32/foundry_register_blocked_bk16        BK = 16 with 2 blocks/SM (128 registers: spills)
 //   gemm_f32/foundry            the public foundry::gemm (the dispatch picks rung 3)
 //   gemm_f32/cublas             cublasSgemm (default math: true fp32, no TF32)
 //   gemm_bf16/foundry_tensor_core_<candidate>    rung 4 tuning candidates (4096^3 and 8192^3):
-//     bk32_s4 (block_k 32, 4 stages: the default until 2026-12-02), bk32_s3, 256x128 (4 x 2
-//     warps), 128x128_4w (128 x 128 tile, 4 warps of 64 x 64: two blocks per SM)
+//     bk32_s4 (block_k 32, 4 stages: the default until 2026-12-02), bk32_s3, s4 (block_k 64,
+//     4 stages: 192 KiB of shared memory), 256x128 (4 x 2 warps), 128x128_4w (128 x 128 tile,
+//     4 warps of 64 x 64: two blocks per SM)
 //   gemm_bf16/foundry_tensor_core, gemm_bf16/foundry, gemm_bf16/cublas   rung 4 and
 //   cublasGemmEx (bf16 A and B, fp32 C, CUBLAS_COMPUTE_32F); the same for gemm_f16.
 //   gemm_bf16/foundry_wgmma, gemm_f16/foundry_wgmma   rung 5 (wgmma fed by TMA); only in
