@@ -56,32 +56,39 @@ namespace foundry::gemm_kernels {
 template <int BlockM = 128, int BlockN = 128, int BlockK = 8, int MinBlocksPerSm = 2>
 struct register_blocked_policy {
   /// 128 × 128: 32 FLOPs per byte moved from L2, enough to keep the FMA units
-  /// fed. Measured on the H200, 2026-12-02: 128 × 128 (BK 8, 2 blocks/SM) ran
-  /// 45.9 TFLOP/s at 8192^3 (row gemm_f32/foundry_register_blocked/8192x8192x8192;
-  /// cuBLAS 51.3, 0.896×) and 45.4 TFLOP/s at 4096^3 (row
-  /// gemm_f32/foundry_register_blocked/4096x4096x4096; cuBLAS 51.3, 0.885×).
+  /// fed. Measured on the H200, 2026-12-02 (bench/results/h200): 128 × 128 (BK 8,
+  /// 2 blocks/SM) ran 45.9 TFLOP/s at 8192^3 (row
+  /// gemm_f32/foundry_register_blocked/8192x8192x8192; cuBLAS 51.1, 0.898×) and 45.2
+  /// TFLOP/s at 4096^3 (row gemm_f32/foundry_register_blocked/4096x4096x4096; cuBLAS
+  /// 51.2, 0.883×). Nsight Compute at 4096^3 (probe run, same day): issue slots 79%
+  /// busy, 86% of the issued instructions FFMA, the top stall "not selected" (2.2
+  /// cycles per issue, another warp issued): the kernel is bound by instruction issue,
+  /// and the rest of the gap to cuBLAS is the 14% that are not FFMA (shared loads,
+  /// the global-to-shared staging, the barrier, loop control).
   /// 128 × 64 was not measured yet.
   static constexpr int block_m = BlockM;
   static constexpr int block_n = BlockN;
   /// 8: one float4 of A and one of B per thread per slice, and 17 KiB of
-  /// shared memory. Measured on the H200, 2026-12-02, 16 only at 1 block/SM:
-  /// at 8192^3 BK 16 ran 43.1 TFLOP/s (row
+  /// shared memory. Measured on the H200, 2026-12-02 (bench/results/h200): at 1
+  /// block/SM BK 16 ran 43.1 TFLOP/s at 8192^3 (row
   /// gemm_f32/foundry_register_blocked_bk16_1cta/8192x8192x8192) against BK 8's
-  /// 42.6 at 1 block/SM (row gemm_f32/foundry_register_blocked_1cta/8192x8192x8192,
-  /// 1.01×); at 4096^3 42.5 against 42.4 (the same rows at 4096x4096x4096, 1.00×).
-  /// Both stay below this default (BK 8, 2 blocks/SM): 45.9 at 8192^3, 45.4 at 4096^3
-  /// (rows gemm_f32/foundry_register_blocked/...). BK 16 at 2 blocks/SM was not
-  /// measured yet.
+  /// 42.4 (row gemm_f32/foundry_register_blocked_1cta/8192x8192x8192), and 42.6
+  /// against 42.2 at 4096^3 (the same rows at 4096x4096x4096); at 2 blocks/SM BK 16
+  /// spills 28-116 bytes within the 128-register cap and ran 38.2 at 8192^3 and 37.9 at
+  /// 4096^3 (rows gemm_f32/foundry_register_blocked_bk16/...). All stay below this
+  /// default (BK 8, 2 blocks/SM): 45.9 at 8192^3, 45.2 at 4096^3 (rows
+  /// gemm_f32/foundry_register_blocked/...). A fast path that loads whole interior K
+  /// tiles without per-element predicates ran 0.5-1% slower (probe run, same day).
   static constexpr int block_k = BlockK;
   /// 2 blocks (16 warps) per SM: the cap of 128 registers per thread that this
   /// implies holds the 64 accumulators, 32 fragment and 8 staging registers
   /// without spills on the float4 path (ptxas, sm_80 and sm_90: 124-128
   /// registers, 0 spills; the scalar fallback spills 4-12 bytes on sm_90).
-  /// Measured on the H200, 2026-12-02, against 1 block per SM (130-147 registers):
-  /// 1 block/SM ran 42.6 TFLOP/s at 8192^3 (row
+  /// Measured on the H200, 2026-12-02 (bench/results/h200), against 1 block per SM
+  /// (130-147 registers): 1 block/SM ran 42.4 TFLOP/s at 8192^3 (row
   /// gemm_f32/foundry_register_blocked_1cta/8192x8192x8192) against 2 blocks/SM's 45.9
-  /// (row gemm_f32/foundry_register_blocked/8192x8192x8192), 0.928×; at 4096^3 42.4
-  /// against 45.4 (the same rows at 4096x4096x4096), 0.933×.
+  /// (row gemm_f32/foundry_register_blocked/8192x8192x8192), 0.923×; at 4096^3 42.2
+  /// against 45.2 (the same rows at 4096x4096x4096), 0.933×.
   static constexpr int min_blocks_per_sm = MinBlocksPerSm;
 
   static constexpr int thread_m = 8;
@@ -368,9 +375,9 @@ template <class Policy = register_blocked_default_policy>
   // 512: below that a slice's pipeline start-up and the reduce outweigh the
   // extra SMs. Measured on the H200, 2026-12-02, at 1024 × 1024 × 8192 (64 tiles,
   // 264 block slots on 132 SMs: the auto choice is 4 slices of 2048, so this 512
-  // floor does not bind there): 43.2 TFLOP/s (row
-  // gemm_f32/foundry_register_blocked/1024x1024x8192) against cuBLAS's 45.4 (row
-  // gemm_f32/cublas/1024x1024x8192), 0.95×. Other split counts and other values of
+  // floor does not bind there): 43.3 TFLOP/s (row
+  // gemm_f32/foundry_register_blocked/1024x1024x8192) against cuBLAS's 45.3 (row
+  // gemm_f32/cublas/1024x1024x8192), 0.955×. Other split counts and other values of
   // this floor were not measured yet.
   constexpr std::int64_t min_k_per_split = 512;
   const std::int64_t tiles =

@@ -60,20 +60,24 @@
 /// second kernel (gemm/split_k.cuh, shared with rung 3); `wgmma_split_k` says
 /// how many.
 ///
-/// Performance of the kernel BEFORE it became persistent (one block per tile and
-/// K slice), measured on the H200 on 2026-12-02 (bench/results/h200, rows
+/// Performance, measured on the H200 on 2026-12-02 (bench/results/h200, rows
 /// gemm_bf16/foundry_wgmma/<MxNxK> against gemm_bf16/cublas/<MxNxK> of the same run):
-/// bf16 764 TFLOP/s at 8192^3 against cuBLAS's 679 (the same kernel through
-/// foundry::gemm, row gemm_bf16/foundry/..., 721: bf16 GEMMs at this size move with the
-/// GPU's power-managed clock by 5-10% from row to row); 704 against 742 at 4096^3; 495
-/// against 567 at 8192 × 8192 × 1024; 414 against 589 at 1024 × 1024 × 8192 with 4 K
-/// slices (row .../foundry_wgmma_split_k_1/...: 189 unsplit; .../foundry_wgmma_split_k_8/...:
-/// 329). fp16 within a few percent of these (rows gemm_f16/...).
+/// bf16 766 TFLOP/s at 8192^3 against cuBLAS's 681 (1.13×); 721 against 752 at 4096^3
+/// (0.96×); 495 against 587 at 8192 × 8192 × 1024 (0.84×; the same kernel through
+/// foundry::gemm, row gemm_bf16/foundry/8192x8192x1024, ran 546, 0.93×: a 1.8 ms GEMM
+/// moves with the GPU's power-managed clock from row to row); 424 against 617 at
+/// 1024 × 1024 × 8192 with 4 K slices (0.69×; row .../foundry_wgmma_split_k_1/...: 198
+/// unsplit; .../foundry_wgmma_split_k_8/...: 355). fp16 within a few percent of these
+/// (rows gemm_f16/...). Against the one-block-per-tile kernel it replaced (previous
+/// committed run, same rows): 704 → 721 at 4096^3, 764 → 766 at 8192^3, and at
+/// 8192 × 8192 × 1024 495 (0.877× of that run's cuBLAS) → 495-546 in this run's two rows
+/// of the same kernel (0.84-0.93×) and 538 (0.94×) in a probe run the same day; the
+/// gain there is real but smaller than the clock noise of one row.
 /// Nsight Compute (earlier run, before the kernel became persistent, 8192^3): tensor
-/// pipe busy 91% of the time (SM busy 90.7%),
-/// DRAM 26%, L2 58%; the rest is the prologue/epilogue of 2048 non-persistent blocks
-/// (15.5 waves of 132) and waits at the stage barriers. Registers (ptxas, sm_90a): 168
-/// per thread at launch, 0 spills, for all eight instantiations.
+/// pipe busy 91% of the time (SM busy 90.7%), DRAM 26%, L2 58%; the rest was the
+/// prologue/epilogue of 2048 blocks (15.5 waves of 132), which the persistent blocks now
+/// overlap with the next tile's copies, and waits at the stage barriers. Registers
+/// (ptxas, sm_90a): 168 per thread at launch, 0 spills, for all eight instantiations.
 
 #include <foundry/core/error.cuh>
 #include <foundry/core/math.cuh>
