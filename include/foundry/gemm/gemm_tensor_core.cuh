@@ -13,7 +13,8 @@
 ///    registers involved) into a ring of `stages` (4) buffers, so the copies for
 ///    step k+3 are in flight while step k is multiplied; one barrier per step.
 ///    Rows and columns outside the matrices are zero-filled by the copy itself
-///    (a `cp.async` source size below 16), so any M, N and K work.
+///    (a `cp.async` source size below 16), so any M, N and K work; tiles wholly
+///    inside the matrices (all but the edges) skip those bounds.
 /// 3. Each warp feeds its tensor cores from shared memory with `ldmatrix`, four
 ///    8 × 8 matrices per instruction, already in the register layout `mma` wants;
 ///    `.trans` covers operands whose contiguous index is M or N rather than K.
@@ -60,32 +61,43 @@ namespace foundry::gemm_kernels {
 struct tensor_core_policy {
   /// Block tile 128 × 256: with 64 × 64 warp tiles a thread holds 128 fp32
   /// accumulators, and every element copied to shared memory feeds 128 (A) or
-  /// 64 (B) multiply-adds per warp. Measured on the H200, 2026-12-02 (bench/results/h200,
-  /// this policy): 283 TFLOP/s bf16 at 8192^3 (row gemm_bf16/foundry_tensor_core/8192x8192x8192)
-  /// against cuBLAS's 681 in the same run (row gemm_bf16/cublas/8192x8192x8192), 0.42×;
-  /// 278 at 4096^3 against 752, 0.37×. The mma.sync instruction itself, fed from registers,
-  /// peaks at 641 TFLOP/s on the H200 (ceiling bf16_mma_sync of the same run): this kernel
-  /// reaches 43-44% of it, and 0.6× cuBLAS would need about 70%. Why (probe run, same day,
-  /// Nsight Compute and the SASS at 4096^3): with one block of 8 warps per SM, two warps
-  /// share a scheduler, and the main loop issues 5.8 instructions per mma (per 128 mma:
-  /// 32 ldmatrix, 12 cp.async with their address arithmetic, and about 150 register moves
-  /// that rebuild B's register pairs out of ldmatrix's order); the top stall is a
-  /// fixed-latency dependency (1.8 cycles per issue), the tensor pipe is busy 43% of the
-  /// time, 8 spill reloads per step. 256 × 128 with 4 × 2 warps ran 274 and 262 (rows
-  /// gemm_bf16/foundry_tensor_core_256x128/...), 128 × 128 with 4 warps 261 and 250 (rows
-  /// gemm_bf16/foundry_tensor_core_128x128_4w/...). On Hopper mma.sync is not the fast
-  /// path: rung 5 (gemm_wgmma.cuh) is.
+  /// 64 (B) multiply-adds per warp. The mma.sync instruction itself, fed from registers,
+  /// peaks at 641 TFLOP/s on the H200 (ceiling bf16_mma_sync, bench/results/h200); 0.6×
+  /// cuBLAS bf16 would need about 70% of it.
+  ///
+  /// Measured on the H200, 2026-12-02, this kernel as it is now (probe run of
+  /// bench_gemm built at commit 326ea57; the committed bench/results/h200 predates it):
+  /// 356 TFLOP/s bf16 at 8192^3 against cuBLAS's 777 in the same run, 0.46× (56% of the
+  /// mma.sync ceiling); 339 against 747 at 4096^3, 0.45×; 252 against 522 at
+  /// 8192 × 8192 × 1024, 0.48×; 78 against 608 at 1024 × 1024 × 8192 (32 block tiles for
+  /// 132 SMs; rung 4 has no split-K).
+  ///
+  /// The step from the committed figures (bench/results/h200, rows
+  /// gemm_bf16/foundry_tensor_core/...: 283 at 8192^3 against 681, 278 at 4096^3 against
+  /// 752) came from the instruction count. Nsight Compute and the SASS at 4096^3 (probe
+  /// run, same day) showed, with one block of 8 warps per SM (two warps per scheduler), 5.8
+  /// instructions issued per mma: per 128 mma of a pipeline step, 32 ldmatrix, about 150
+  /// register moves that rebuilt B's register pairs out of ldmatrix's order, and about 20
+  /// instructions of bounds and 64-bit address arithmetic per cp.async; the top stall was
+  /// a fixed-latency dependency, the tensor pipe 43% busy. B now comes out of ldmatrix in
+  /// mma's order (`fragment_order::k_first`: the moves are gone from the SASS) and tiles
+  /// off the edges are copied without per-chunk bounds (`tile_copier::copy`).
+  /// Other block tiles, measured before that change (bench/results/h200): 256 × 128 with
+  /// 4 × 2 warps 274 and 262 (rows gemm_bf16/foundry_tensor_core_256x128/...), 128 × 128
+  /// with 4 warps 261 and 250 (rows gemm_bf16/foundry_tensor_core_128x128_4w/...), against
+  /// this tile's 283 and 278. On Hopper mma.sync is not the fast path: rung 5
+  /// (gemm_wgmma.cuh) is.
   static constexpr int block_m = 128;
   static constexpr int block_n = 256;
   /// K per pipeline step: four `mma` k-steps between barriers, half the barriers per
-  /// FLOP of block_k 32. Measured on the H200, 2026-12-02 (bench/results/h200): block_k 64
-  /// with 3 stages (this policy) 283 TFLOP/s bf16 at 8192^3 and 278 at 4096^3 (rows
-  /// gemm_bf16/foundry_tensor_core/...); block_k 32 with 4 stages, the earlier default, 245
-  /// and 232 (rows gemm_bf16/foundry_tensor_core_bk32_s4/...); block_k 32 with 3 stages 248
-  /// and 237 (rows gemm_bf16/foundry_tensor_core_bk32_s3/...). Registers (ptxas, sm_90):
-  /// 254-255 per thread, at the cap; three of the four layout instantiations spill 32-100
-  /// bytes (row-major A and B, the benchmarked one: 32), which the measured gain already
-  /// includes.
+  /// FLOP of block_k 32. Measured on the H200, 2026-12-02, before the instruction-count
+  /// change above (bench/results/h200): block_k 64 with 3 stages (this policy) 283 TFLOP/s
+  /// bf16 at 8192^3 and 278 at 4096^3 (rows gemm_bf16/foundry_tensor_core/...); block_k 32
+  /// with 4 stages, the earlier default, 245 and 232 (rows
+  /// gemm_bf16/foundry_tensor_core_bk32_s4/...); block_k 32 with 3 stages 248 and 237 (rows
+  /// gemm_bf16/foundry_tensor_core_bk32_s3/...). Registers (ptxas, sm_90): 255 per thread,
+  /// at the cap; the four layout instantiations spill 12-84 bytes (row-major A and B, the
+  /// benchmarked one: 24).
   static constexpr int block_k = 64;
   /// 8 warps as 2 × 4, each 64 × 64. One block per SM: 128 accumulators and 64
   /// registers of double-buffered fragments put a thread at the 255-register cap.
@@ -94,7 +106,8 @@ struct tensor_core_policy {
   /// Buffers in the cp.async ring: 3 × 48 KiB = 144 KiB of shared memory, two
   /// steps of copies in flight while one is multiplied (figures at block_k above).
   /// 4 stages (192 KiB) ran 288 TFLOP/s at 8192^3 and 276 at 4096^3 (rows
-  /// gemm_bf16/foundry_tensor_core_s4/..., bench/results/h200): no gain.
+  /// gemm_bf16/foundry_tensor_core_s4/..., bench/results/h200, before the change above):
+  /// no gain over 3 stages (283 and 278).
   static constexpr int stages = 3;
   /// Tile rows per group in the block order: 8 × 128 rows of A and, with a
   /// 132-SM wave, about 16 columns of B tiles stay hot in L2. Other group sizes
