@@ -190,6 +190,16 @@ gemm_outcome require_matches(const gemm_case& c) {
   return foundry::test::check_gemm_outcome(out, "fast path");
 }
 
+// require_matches with split-K options (a forced slice count, a caller's workspace).
+template <class In>
+gemm_outcome require_matches_split(const gemm_case& c, const gk::split_k_options& options) {
+  INFO(foundry::test::describe(c) << ", split_k " << options.split_k << ", workspace " << options.workspace.size());
+  const auto out = foundry::test::run_gemm_case<In>(
+      c, [](const auto& p) { return gk::gemm_tensor_core_fast_path(p); },
+      [&](const auto& p, cuda::stream_ref s) { gk::gemm_tensor_core(p, options, s); });
+  return foundry::test::check_gemm_outcome(out, "fast path");
+}
+
 // The brief's odd shapes plus two that span many block tiles and K steps: 300 × 520 × 1000
 // runs 32 pipeline steps (more than the 4 stages) over 3 × 3 tiles; 1157 × 300 × 64 has 10
 // tile rows, more than one group (8) of the block order.
@@ -321,6 +331,21 @@ TEST_CASE("gemm_tensor_core rejects a K that needs more than 2^31 - 1 pipeline s
   REQUIRE_THROWS_AS(gk::gemm_tensor_core(p, cuda::stream_ref{cudaStreamLegacy}), std::invalid_argument);
 }
 
+TEST_CASE("gemm_tensor_core splits K only when its block tiles leave SMs idle", "[gemm][tensor_core]") {
+  const auto splits = [](std::int64_t m, std::int64_t n, std::int64_t k, int requested) {
+    return gk::tensor_core_split_k(m, n, k, requested, 132).splits;
+  };
+  CHECK(splits(1024, 1024, 8192, 0) == 4);  // 32 tiles of 128 x 256, one block per SM
+  CHECK(gk::tensor_core_split_k(1024, 1024, 8192, 0, 132).depth == 2048);
+  CHECK(splits(8192, 8192, 1024, 0) == 1);    // 2048 tiles
+  CHECK(splits(256, 512, 4096, 0) == 8);      // 4 tiles: K / 512 binds
+  CHECK(splits(100, 100, 300, 0) == 1);       // K too short to split
+  CHECK(splits(100, 100, 1 << 20, 0) == 16);  // at most 16
+  CHECK(splits(100, 100, 100, 5) == 2);       // at most one slice per K step of 64
+  CHECK(splits(128, 256, 1000, 7) == 6);      // depth round_up(143, 64) = 192: 6 slices, as launched
+  CHECK(splits(64, 64, 0, 0) == 1);           // K = 0: one empty slice, C = beta * C
+}
+
 // ---------------------------------------------------------------------------------------------
 // GPU: results against the CPU reference.
 
@@ -436,4 +461,18 @@ TEMPLATE_TEST_CASE("gemm_tensor_core writes only the m x n window of C", "[gpu][
       require_matches<TestType>(c);
     }
   }
+}
+
+TEMPLATE_TEST_CASE("gemm_tensor_core with split-K matches the reference in every layout and workspace",
+                   "[gpu][gemm][tensor_core]", __nv_bfloat16, __half) {
+  foundry::test::check_split_k_cases(require_matches_split<TestType>);
+}
+
+TEMPLATE_TEST_CASE("gemm_tensor_core splits K by itself when the tiles are few", "[gpu][gemm][tensor_core]",
+                   __nv_bfloat16, __half) {
+  // 4 block tiles of 128 x 256: 8 slices of 512 on a GPU of 32 SMs or more.
+  const gemm_case c = make_gemm_case({256, 512, 4096});
+  INFO("automatic slices: " << gk::tensor_core_split_k(c.m, c.n, c.k, 0, foundry::get_device_properties().sm_count).splits);
+  CHECK(gk::tensor_core_split_k(c.m, c.n, c.k, 0, foundry::get_device_properties().sm_count).splits > 1);
+  CHECK(require_matches<TestType>(c).path);
 }

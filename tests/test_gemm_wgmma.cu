@@ -396,29 +396,10 @@ TEMPLATE_TEST_CASE("gemm_wgmma writes only the m x n window of C", "[gpu][gemm][
   }
 }
 
-TEMPLATE_TEST_CASE("gemm_wgmma with split-K matches the reference in every layout", "[gpu][gemm][wgmma]",
-                   __nv_bfloat16, __half) {
-  // 3 slices of 384 (the last 232, ragged, zero-filled by TMA past K); 2 slices of a K that is
-  // not a multiple of 64; 16 slices of 64, one K step each. C is read (beta != 0), strided and
-  // offset, so that the reduce kernel's own indexing is checked too.
+TEMPLATE_TEST_CASE("gemm_wgmma with split-K matches the reference in every layout and workspace",
+                   "[gpu][gemm][wgmma]", __nv_bfloat16, __half) {
   SKIP_UNLESS_WGMMA_RUNS();
-  struct split_case {
-    shape sh;
-    int splits;
-  };
-  for (const auto& [sh, splits] : {split_case{{300, 520, 1000}, 3}, split_case{{127, 129, 255}, 2},
-                                   split_case{{130, 259, 1024}, 16}}) {
-    for (const auto& [a_k, b_n] : layouts) {
-      gemm_case c = make_gemm_case(sh, -0.75f, 0.5f);
-      c.a_k_contiguous = a_k;
-      c.b_n_contiguous = b_n;
-      c.c_ld_extra = 3;
-      c.c_offset = 1;
-      gk::split_k_options options;
-      options.split_k = splits;
-      CHECK(require_matches_split<TestType>(c, options).path);
-    }
-  }
+  foundry::test::check_split_k_cases(require_matches_split<TestType>);
 }
 
 TEMPLATE_TEST_CASE("gemm_wgmma runs several tiles per persistent block, with and without split-K",
@@ -455,24 +436,16 @@ TEMPLATE_TEST_CASE("gemm_wgmma splits K by itself when the tiles are few, and ne
   CHECK(require_matches<TestType>(c).path);
 }
 
-TEMPLATE_TEST_CASE("gemm_wgmma with split-K uses the caller's workspace, and refuses one too small",
-                   "[gpu][gemm][wgmma]", __nv_bfloat16, __half) {
+TEMPLATE_TEST_CASE("gemm_wgmma refuses a split-K workspace that is too small", "[gpu][gemm][wgmma]", __nv_bfloat16,
+                   __half) {
   SKIP_UNLESS_WGMMA_RUNS();
   const gemm_case c = make_gemm_case({200, 304, 704}, 1.0f, 0.0f);
-  const auto p = foundry::test::fake_gemm_problem({c.m, c.n, c.k});
-  const std::size_t needed = gk::split_k_workspace_elements(p, 4);
-  REQUIRE(needed == 4u * 200u * 304u);
+  const std::size_t needed = gk::split_k_workspace_elements(foundry::test::fake_gemm_problem({c.m, c.n, c.k}), 4);
   foundry::stream s;
-  // NaN in the workspace: every slice must be written before the reduce reads it.
-  auto workspace = foundry::test::poisoned_device_buffer<float>(needed, s);
-  s.synchronize();
-  gk::split_k_options options;
-  options.split_k = 4;
-  options.workspace = workspace.span();
-  CHECK(require_matches_split<TestType>(c, options).path);
-
-  gk::split_k_options small = options;
-  small.workspace = workspace.span().first(needed - 1);
+  foundry::device_buffer<float> workspace(needed - 1, s);
+  gk::split_k_options small;
+  small.split_k = 4;
+  small.workspace = workspace.span();
   foundry::device_buffer<TestType> a(static_cast<std::size_t>(c.m * c.k), s);
   foundry::device_buffer<TestType> b(static_cast<std::size_t>(c.k * c.n), s);
   foundry::device_buffer<float> out(static_cast<std::size_t>(c.m * c.n), s);

@@ -13,6 +13,7 @@
 
 #include <foundry/core/math.cuh>
 #include <foundry/gemm/gemm_problem.cuh>
+#include <foundry/gemm/split_k.cuh>
 #include <foundry/runtime/stream.cuh>
 #include <support/test_support.cuh>
 
@@ -248,6 +249,47 @@ inline gemm_outcome check_gemm_outcome(const gemm_outcome& out, const char* path
   CHECK(out.relative_frobenius <= 1e-2);
   CHECK(out.touched_outside == 0);
   return out;
+}
+
+/// The split-K checks shared by the rungs that split K. `run(c, options)` runs case `c` through
+/// the rung with `options` and returns the checked outcome (check_gemm_outcome).
+///
+/// Forced counts in every layout: 3 slices of 384 (the last 232, ragged, zero-filled past K);
+/// 2 slices of a K that is not a multiple of 64; 16 slices of 64, one K step each; 3 slices
+/// over whole 128 × 256 tiles. C is read (beta != 0), strided and offset, so that the reduce's
+/// indexing is checked too. Then 4 slices into a caller's workspace poisoned with NaN: every
+/// slice must be written before the reduce reads it. Each case must take the rung's fast path.
+template <class Run>
+void check_split_k_cases(Run&& run) {
+  struct split_case {
+    gemm_shape sh;
+    int splits;
+  };
+  for (const auto& [sh, splits] : {split_case{{300, 520, 1000}, 3}, split_case{{127, 129, 255}, 2},
+                                   split_case{{130, 259, 1024}, 16}, split_case{{256, 512, 1000}, 3}}) {
+    for (const bool a_k : {true, false}) {
+      for (const bool b_n : {true, false}) {
+        gemm_case c = make_gemm_case(sh, -0.75f, 0.5f);
+        c.a_k_contiguous = a_k;
+        c.b_n_contiguous = b_n;
+        c.c_ld_extra = 3;
+        c.c_offset = 1;
+        foundry::gemm_kernels::split_k_options options;
+        options.split_k = splits;
+        CHECK(run(c, options).path);
+      }
+    }
+  }
+  const gemm_case c = make_gemm_case({200, 304, 704}, 1.0f, 0.0f);
+  const std::size_t needed = foundry::gemm_kernels::split_k_workspace_elements(fake_gemm_problem({c.m, c.n, c.k}), 4);
+  REQUIRE(needed == 4u * 200u * 304u);
+  foundry::stream s;
+  auto workspace = poisoned_device_buffer<float>(needed, s);
+  s.synchronize();
+  foundry::gemm_kernels::split_k_options options;
+  options.split_k = 4;
+  options.workspace = workspace.span();
+  CHECK(run(c, options).path);
 }
 
 }  // namespace foundry::test

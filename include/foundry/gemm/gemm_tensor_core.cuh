@@ -28,6 +28,11 @@
 /// 5. The epilogue applies alpha and beta in fp32 straight from the
 ///    accumulators (two adjacent floats per store) and never reads C when
 ///    beta == 0.
+/// 6. Split-K: when the block tiles are fewer than the SMs (1024 × 1024 × 8192
+///    has 32 of them for 132 SMs), the K range is cut into slices computed by
+///    separate blocks (grid y) into a workspace and summed by a second kernel
+///    (gemm/split_k.cuh, shared with rungs 3 and 5); `tensor_core_split_k` says
+///    how many.
 ///
 /// The fast kernel needs every operand row to start on a 16-byte boundary
 /// (`gemm_tensor_core_fast_path`); any other problem runs on a simple fallback
@@ -38,8 +43,10 @@
 #include <foundry/core/math.cuh>
 #include <foundry/gemm/detail/mma_sync.cuh>
 #include <foundry/gemm/gemm_problem.cuh>
+#include <foundry/gemm/split_k.cuh>
 #include <foundry/launch/launch.cuh>
 #include <foundry/launch/launch_config.cuh>
+#include <foundry/runtime/device.cuh>
 #include <foundry/util/nvtx.cuh>
 
 #include <cuda/stream_ref>
@@ -70,7 +77,7 @@ struct tensor_core_policy {
   /// 356 TFLOP/s bf16 at 8192^3 against cuBLAS's 777 in the same run, 0.46× (56% of the
   /// mma.sync ceiling); 339 against 747 at 4096^3, 0.45×; 252 against 522 at
   /// 8192 × 8192 × 1024, 0.48×; 78 against 608 at 1024 × 1024 × 8192 (32 block tiles for
-  /// 132 SMs; rung 4 has no split-K).
+  /// 132 SMs; these figures predate rung 4's split-K, not yet measured).
   ///
   /// The step from the committed figures (bench/results/h200, rows
   /// gemm_bf16/foundry_tensor_core/...: 283 at 8192^3 against 681, 278 at 4096^3 against
@@ -95,9 +102,10 @@ struct tensor_core_policy {
   /// bf16 at 8192^3 and 278 at 4096^3 (rows gemm_bf16/foundry_tensor_core/...); block_k 32
   /// with 4 stages, the earlier default, 245 and 232 (rows
   /// gemm_bf16/foundry_tensor_core_bk32_s4/...); block_k 32 with 3 stages 248 and 237 (rows
-  /// gemm_bf16/foundry_tensor_core_bk32_s3/...). Registers (ptxas, sm_90): 255 per thread,
-  /// at the cap; the four layout instantiations spill 12-84 bytes (row-major A and B, the
-  /// benchmarked one: 24).
+  /// gemm_bf16/foundry_tensor_core_bk32_s3/...). Registers (ptxas, sm_90): 254-255 per
+  /// thread, at the cap; with split-K's K range in the kernel, the two instantiations with a
+  /// K-contiguous B spill 28-80 bytes, the other two (row-major A and B, the benchmarked
+  /// one, among them) none.
   static constexpr int block_k = 64;
   /// 8 warps as 2 × 4, each 64 × 64. One block per SM: 128 accumulators and 64
   /// registers of double-buffered fragments put a thread at the 255-register cap.
@@ -392,11 +400,14 @@ __device__ void store_accumulators(const float (&acc)[MFragments][NFragments][4]
 /// The fast kernel: cp.async ring of `stages` buffers, ldmatrix, mma.sync.
 /// Needs gemm_tensor_core_fast_path(p); `AKContiguous` and `BKContiguous` must
 /// match p.a_k_contiguous and !p.b_n_contiguous. Launch with
-/// `tensor_core_shape<Policy>::threads` threads, a 1D grid of one block per
-/// block tile, and `stages × (A tile + B tile)` bytes of dynamic shared memory.
+/// `tensor_core_shape<Policy>::threads` threads, a grid of one block per block
+/// tile (x) and per K slice (y), and `stages × (A tile + B tile)` bytes of dynamic
+/// shared memory. Block y multiplies K elements [y·k_per_split, (y+1)·k_per_split)
+/// (a multiple of block_k, so that only the last slice has a ragged end) into
+/// C + y·c_slice_stride.
 template <class In, class Policy, bool AKContiguous, bool BKContiguous>
 __global__ void __launch_bounds__(tensor_core_shape<Policy>::threads, 1)
-    gemm_tensor_core_kernel(gemm_problem<In, float> p) {
+    gemm_tensor_core_kernel(gemm_problem<In, float> p, std::int64_t k_per_split, std::int64_t c_slice_stride) {
   using shape = tensor_core_shape<Policy>;
   using a_layout = operand_tile<AKContiguous, Policy::block_m, Policy::block_k>;
   using b_layout = operand_tile<BKContiguous, Policy::block_n, Policy::block_k>;
@@ -428,8 +439,10 @@ __global__ void __launch_bounds__(tensor_core_shape<Policy>::threads, 1)
   const auto stage_b = [&](int stage) { return stage_a(stage) + static_cast<std::uint32_t>(a_layout::bytes); };
   const auto next = [](int stage) { return stage + 1 == stages ? 0 : stage + 1; };
   // Each operand as stored: (rows, cols) with cols contiguous.
+  const std::int64_t k_begin = std::int64_t{blockIdx.y} * k_per_split;
+  const std::int64_t k_end = k_begin + k_per_split < p.k ? k_begin + k_per_split : p.k;
   const auto copy_a = [&](int stage, int step) {
-    const std::int64_t k0 = std::int64_t{step} * Policy::block_k;
+    const std::int64_t k0 = k_begin + std::int64_t{step} * Policy::block_k;
     if constexpr (AKContiguous) {
       a_copier.copy(stage_a(stage), p.a, p.lda, p.m, p.k, m0, k0);
     } else {
@@ -437,7 +450,7 @@ __global__ void __launch_bounds__(tensor_core_shape<Policy>::threads, 1)
     }
   };
   const auto copy_b = [&](int stage, int step) {
-    const std::int64_t k0 = std::int64_t{step} * Policy::block_k;
+    const std::int64_t k0 = k_begin + std::int64_t{step} * Policy::block_k;
     if constexpr (BKContiguous) {
       b_copier.copy(stage_b(stage), p.b, p.ldb, p.n, p.k, n0, k0);
     } else {
@@ -447,7 +460,7 @@ __global__ void __launch_bounds__(tensor_core_shape<Policy>::threads, 1)
 
   float acc[shape::m_fragments][shape::n_fragments][4] = {};
   // A 32-bit step count keeps the main loop's registers free (checked by gemm_tensor_core).
-  const int steps = static_cast<int>(ceil_div<std::int64_t>(p.k, Policy::block_k));
+  const int steps = k_end > k_begin ? static_cast<int>(ceil_div<std::int64_t>(k_end - k_begin, Policy::block_k)) : 0;
 
   // Prologue: steps 0 .. stages-2 in flight, one commit group each (empty past the end, so
   // that "group i holds step i" holds for every wait below); then step 0 must land.
@@ -500,7 +513,9 @@ __global__ void __launch_bounds__(tensor_core_shape<Policy>::threads, 1)
   }
   cp_async_wait<0>();  // only empty groups remain; leave nothing in flight at exit
 
-  store_accumulators(acc, p, m0 + warp_row, n0 + warp_col, lane);
+  gemm_problem<In, float> out = p;
+  out.c += std::int64_t{blockIdx.y} * c_slice_stride;
+  store_accumulators(acc, out, m0 + warp_row, n0 + warp_col, lane);
 }
 
 __device__ inline std::uint16_t bits_of(__half x) { return __half_as_ushort(x); }
@@ -586,45 +601,73 @@ template <class Policy>
 
 }  // namespace detail
 
+/// The split-K plan the fast kernel of `gemm_tensor_core` uses for an m × n × k
+/// problem on `sm_count` SMs (see `plan_split_k`; `requested` as
+/// `split_k_options::split_k`): one slice while the block tiles occupy every SM,
+/// otherwise enough slices of at least 512 of K to give every SM a block (one
+/// block per SM: 144 KiB of shared memory and 255 registers per thread). At
+/// 1024 × 1024 × 8192: 32 tiles of 128 × 256, 4 slices of 2048.
+template <class Policy = tensor_core_policy>
+[[nodiscard]] split_k_plan tensor_core_split_k(std::int64_t m, std::int64_t n, std::int64_t k, int requested,
+                                               int sm_count) {
+  constexpr std::int64_t min_k_per_split = 512;
+  const std::int64_t tiles = ceil_div<std::int64_t>(m, Policy::block_m) * ceil_div<std::int64_t>(n, Policy::block_n);
+  return plan_split_k(tiles, sm_count, sm_count, k, Policy::block_k, requested, min_k_per_split);
+}
+
 /// Enqueues C = alpha·A·B + beta·C on `s` with tensor cores (fp16 or bf16 in,
-/// fp32 accumulation and C). Asynchronous: returns once the kernel is enqueued.
+/// fp32 accumulation and C). Asynchronous: returns once the work is enqueued.
 /// Shapes and leading dimensions are the caller's to validate (foundry::gemm
 /// does); an empty C launches nothing, K = 0 gives C = beta·C, and C is not read
 /// when beta == 0. Problems that pass `gemm_tensor_core_fast_path` run the
-/// pipelined kernel with `Policy`, any other the fallback.
+/// pipelined kernel with `Policy`, any other the fallback (which does not split K).
+/// Split-K on the fast path (`options`, see `tensor_core_split_k` for the automatic
+/// count): the slices go to a workspace, the caller's or one allocated and freed
+/// stream-ordered on `s`, and a second kernel sums them into C in a fixed order.
 /// Throws `std::invalid_argument` if the grid of block tiles exceeds the device's
-/// limit (or, on the fast path, K needs more than 2^31 - 1 steps of `block_k`),
-/// `cuda_error` if the launch fails.
+/// limit, if (on the fast path) K needs more than 2^31 - 1 steps of `block_k`, or
+/// if a caller's workspace is too small; `cuda_error` if an
+/// allocation or a launch fails.
 template <class In, class Policy = tensor_core_policy>
-void gemm_tensor_core(const gemm_problem<In, float>& p, cuda::stream_ref s) {
+void gemm_tensor_core(const gemm_problem<In, float>& p, const split_k_options& options, cuda::stream_ref s) {
   static_assert(std::is_same_v<In, __half> || std::is_same_v<In, __nv_bfloat16>,
                 "gemm_tensor_core takes __half or __nv_bfloat16 inputs");
   FOUNDRY_NVTX_FUNCTION_RANGE();
-  if (gemm_tensor_core_fast_path(p)) {
-    FOUNDRY_EXPECTS(ceil_div<std::int64_t>(p.k, Policy::block_k) <= std::numeric_limits<int>::max(),
-                    "gemm_tensor_core: K = " + std::to_string(p.k) + " needs more than 2^31 - 1 steps of " +
-                        std::to_string(Policy::block_k));
-    using a_tile = detail::operand_tile<true, Policy::block_m, Policy::block_k>;  // same size either layout
-    using b_tile = detail::operand_tile<true, Policy::block_n, Policy::block_k>;
-    const launch_config c =
-        detail::tile_grid<Policy>(p.m, p.n, std::size_t{Policy::stages} * (a_tile::bytes + b_tile::bytes));
-    if (p.a_k_contiguous) {
-      if (p.b_n_contiguous) {
-        launch(s, c, detail::gemm_tensor_core_kernel<In, Policy, true, false>, p);
-      } else {
-        launch(s, c, detail::gemm_tensor_core_kernel<In, Policy, true, true>, p);
-      }
-    } else {
-      if (p.b_n_contiguous) {
-        launch(s, c, detail::gemm_tensor_core_kernel<In, Policy, false, false>, p);
-      } else {
-        launch(s, c, detail::gemm_tensor_core_kernel<In, Policy, false, true>, p);
-      }
-    }
-  } else {
+  if (!gemm_tensor_core_fast_path(p)) {
     const launch_config c = detail::tile_grid<tensor_core_fallback_policy>(p.m, p.n, 0);
     launch(s, c, detail::gemm_tensor_core_fallback_kernel<In, tensor_core_fallback_policy>, p);
+    return;
   }
+  // Both checks run before the device is queried, so that bad input throws its own error.
+  FOUNDRY_EXPECTS(ceil_div<std::int64_t>(p.k, Policy::block_k) <= std::numeric_limits<int>::max(),
+                  "gemm_tensor_core: K = " + std::to_string(p.k) + " needs more than 2^31 - 1 steps of " +
+                      std::to_string(Policy::block_k));
+  using a_tile = detail::operand_tile<true, Policy::block_m, Policy::block_k>;  // same size either layout
+  using b_tile = detail::operand_tile<true, Policy::block_n, Policy::block_k>;
+  launch_config c =
+      detail::tile_grid<Policy>(p.m, p.n, std::size_t{Policy::stages} * (a_tile::bytes + b_tile::bytes));
+  if (p.m <= 0 || p.n <= 0) return;  // nothing to compute, nothing to touch
+  const split_k_plan plan =
+      tensor_core_split_k<Policy>(p.m, p.n, p.k, options.split_k, get_device_properties().sm_count);
+  c.grid.y = static_cast<unsigned>(plan.splits);  // <= max_grid_yz: plan_split_k
+  const auto kernel = [&] {
+    if (p.a_k_contiguous) {
+      return p.b_n_contiguous ? detail::gemm_tensor_core_kernel<In, Policy, true, false>
+                              : detail::gemm_tensor_core_kernel<In, Policy, true, true>;
+    }
+    return p.b_n_contiguous ? detail::gemm_tensor_core_kernel<In, Policy, false, false>
+                            : detail::gemm_tensor_core_kernel<In, Policy, false, true>;
+  }();
+  const auto enqueue = [&](const gemm_problem<In, float>& q, std::int64_t slice_stride) {
+    launch(s, c, kernel, q, plan.depth, slice_stride);
+  };
+  detail::enqueue_split_k(p, plan.splits, options.workspace, enqueue, s);
+}
+
+/// `gemm_tensor_core` with the default options (automatic split-K, internal workspace).
+template <class In, class Policy = tensor_core_policy>
+void gemm_tensor_core(const gemm_problem<In, float>& p, cuda::stream_ref s) {
+  gemm_tensor_core<In, Policy>(p, split_k_options{}, s);
 }
 
 }  // namespace foundry::gemm_kernels
