@@ -11,14 +11,15 @@
 // an error here. Products of two 8-bit (bf16) or 11-bit (fp16) significands are exact in
 // fp32; what remains is fp32 accumulation inside and across mma instructions. Even with the
 // truncating alignment that tensor cores use when adding, that is at most about K·2^-23 of
-// Σ|a·b| — 1.2e-4 at the largest K tested (1000) — plus one rounding of alpha·acc + beta·c.
-// So every element must satisfy
+// Σ|a·b| — 1.2e-4 at K = 1000, 4.9e-4 at the largest K tested (4096, split into slices) —
+// plus one rounding of alpha·acc + beta·c. So every element must satisfy
 //     |c - ref| <= 1e-3 · (|alpha|·Σ_p |a_ip·b_pj| + |beta|·|c0_ij|),
-// eight times that worst case. An indexing mistake moves an element by whole terms of
-// average size Σ|a·b|/K: one wrong product exceeds the bound for K <= 255 (most shapes
-// here), and the likelier mistakes (a 16-byte chunk of 8 products, a fragment row, a tile
-// edge) exceed it at every tested K. The issue's bound, relative Frobenius norm <= 1e-2, is
-// checked as well; it is much looser than the element-wise one.
+// eight times that worst case at K = 1000, twice at K = 4096. An indexing mistake moves an
+// element by whole terms of average size Σ|a·b|/K: one wrong product exceeds the bound for
+// K <= 255 (most shapes here), and the likelier mistakes (a 16-byte chunk of 8 products, a
+// fragment row, a tile edge, a K step counted twice or dropped) exceed it at every tested K.
+// The issue's bound, relative Frobenius norm <= 1e-2, is checked as well; it is much looser
+// than the element-wise one.
 #include <catch2/catch.hpp>
 
 #include <foundry/gemm/gemm_tensor_core.cuh>
@@ -201,7 +202,7 @@ gemm_outcome require_matches_split(const gemm_case& c, const gk::split_k_options
 }
 
 // The brief's odd shapes plus two that span many block tiles and K steps: 300 × 520 × 1000
-// runs 32 pipeline steps (more than the 4 stages) over 3 × 3 tiles; 1157 × 300 × 64 has 10
+// runs 16 pipeline steps (more than the 3 stages) over 3 × 3 tiles; 1157 × 300 × 64 has 10
 // tile rows, more than one group (8) of the block order.
 const std::vector<shape>& odd_shapes() {
   static const std::vector<shape> shapes{{1, 1, 1},       {16, 8, 16},    {17, 33, 65},
@@ -475,4 +476,12 @@ TEMPLATE_TEST_CASE("gemm_tensor_core splits K by itself when the tiles are few",
   INFO("automatic slices: " << gk::tensor_core_split_k(c.m, c.n, c.k, 0, foundry::get_device_properties().sm_count).splits);
   CHECK(gk::tensor_core_split_k(c.m, c.n, c.k, 0, foundry::get_device_properties().sm_count).splits > 1);
   CHECK(require_matches<TestType>(c).path);
+}
+
+TEMPLATE_TEST_CASE("gemm_tensor_core refuses a split-K workspace that is too small", "[gpu][gemm][tensor_core]",
+                   __nv_bfloat16, __half) {
+  REQUIRE(gk::tensor_core_split_k(200, 304, 704, 4, foundry::get_device_properties().sm_count).splits == 4);
+  foundry::test::check_split_k_rejects_small_workspace<TestType>(
+      [](const auto& q) { return gk::gemm_tensor_core_fast_path(q); },
+      [](const auto& q, const auto& options, cuda::stream_ref s) { gk::gemm_tensor_core(q, options, s); });
 }

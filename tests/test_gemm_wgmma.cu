@@ -439,30 +439,9 @@ TEMPLATE_TEST_CASE("gemm_wgmma splits K by itself when the tiles are few, and ne
 TEMPLATE_TEST_CASE("gemm_wgmma refuses a split-K workspace that is too small", "[gpu][gemm][wgmma]", __nv_bfloat16,
                    __half) {
   SKIP_UNLESS_WGMMA_RUNS();
-  const gemm_case c = make_gemm_case({200, 304, 704}, 1.0f, 0.0f);
-  const std::size_t needed = gk::split_k_workspace_elements(foundry::test::fake_gemm_problem({c.m, c.n, c.k}), 4);
-  foundry::stream s;
-  foundry::device_buffer<float> workspace(needed - 1, s);
-  gk::split_k_options small;
-  small.split_k = 4;
-  small.workspace = workspace.span();
-  foundry::device_buffer<TestType> a(static_cast<std::size_t>(c.m * c.k), s);
-  foundry::device_buffer<TestType> b(static_cast<std::size_t>(c.k * c.n), s);
-  foundry::device_buffer<float> out(static_cast<std::size_t>(c.m * c.n), s);
-  foundry::gemm_problem<TestType, float> q;
-  q.m = c.m;
-  q.n = c.n;
-  q.k = c.k;
-  q.a = a.data();
-  q.lda = c.k;
-  q.b = b.data();
-  q.ldb = c.n;
-  q.c = out.data();
-  q.ldc = c.n;
-  REQUIRE(gk::gemm_wgmma_tma_path(q));  // leading dimensions 704 and 304: multiples of 8
-  CHECK_THROWS_WITH(gk::gemm_wgmma(q, small, s), Catch::Contains("split-K workspace of 243199 floats") &&
-                                                     Catch::Contains("smaller than the 243200 needed"));
-  s.synchronize();
+  foundry::test::check_split_k_rejects_small_workspace<TestType>(
+      [](const auto& q) { return gk::gemm_wgmma_tma_path(q); },
+      [](const auto& q, const auto& options, cuda::stream_ref s) { gk::gemm_wgmma(q, options, s); });
 }
 
 TEMPLATE_TEST_CASE("gemm_wgmma with an empty C does nothing", "[gpu][gemm][wgmma]", __nv_bfloat16, __half) {

@@ -292,4 +292,36 @@ void check_split_k_cases(Run&& run) {
   CHECK(run(c, options).path);
 }
 
+/// A split-K request of 4 slices of 200 × 304 × 704 with a caller's workspace one float short:
+/// the problem must take the rung's fast path (`path(q)`), and `launch(q, options, s)` must
+/// throw, naming both sizes.
+template <class In, class Path, class Launch>
+void check_split_k_rejects_small_workspace(Path&& path, Launch&& launch) {
+  const std::int64_t m = 200, n = 304, k = 704;
+  foundry::stream s;
+  foundry::device_buffer<In> a(static_cast<std::size_t>(m * k), s);
+  foundry::device_buffer<In> b(static_cast<std::size_t>(k * n), s);
+  foundry::device_buffer<float> out(static_cast<std::size_t>(m * n), s);
+  foundry::gemm_problem<In, float> q;
+  q.m = m;
+  q.n = n;
+  q.k = k;
+  q.a = a.data();
+  q.lda = k;
+  q.b = b.data();
+  q.ldb = n;
+  q.c = out.data();
+  q.ldc = n;
+  REQUIRE(path(q));  // leading dimensions 704 and 304: multiples of 8
+  const std::size_t needed = foundry::gemm_kernels::split_k_workspace_elements(q, 4);
+  REQUIRE(needed == 243200u);
+  foundry::device_buffer<float> workspace(needed - 1, s);
+  foundry::gemm_kernels::split_k_options small;
+  small.split_k = 4;
+  small.workspace = workspace.span();
+  CHECK_THROWS_WITH(launch(q, small, s), Catch::Contains("split-K workspace of 243199 floats") &&
+                                             Catch::Contains("smaller than the 243200 needed"));
+  s.synchronize();
+}
+
 }  // namespace foundry::test

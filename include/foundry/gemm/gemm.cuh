@@ -267,7 +267,8 @@ void gemm_with(gemm_rung rung, float alpha, matrix_view<TA> a, matrix_op op_a, m
 ///   operands whose bases are not 16-byte aligned or whose leading dimensions
 ///   are not multiples of 8 leave the wgmma rung for the mma.sync one.
 /// - Asynchronous: enqueued on `s`; returns without synchronising. The fp32
-///   path may allocate split-K scratch, stream-ordered on `s`.
+///   path and the 16-bit rungs (tensor_core, wgmma) may allocate split-K
+///   scratch, stream-ordered on `s`.
 /// - Throws `std::invalid_argument` for inconsistent shapes, a leading
 ///   dimension too small or a null pointer with elements (before touching the
 ///   GPU), and `cuda_error` if the device query, an allocation or a launch fails.

@@ -8,10 +8,10 @@
 /// 1. Each block computes a `block_m × block_n` tile of C (128 × 256 by default)
 ///    with 8 warps, each owning a 64 × 64 sub-tile: 4 × 8 `mma.m16n8k16` tiles,
 ///    128 fp32 accumulators per thread.
-/// 2. K is walked `block_k` (32) at a time. The A and B slices of a step are
+/// 2. K is walked `block_k` (64) at a time. The A and B slices of a step are
 ///    copied global → shared with `cp.async` (16 bytes per instruction, no
-///    registers involved) into a ring of `stages` (4) buffers, so the copies for
-///    step k+3 are in flight while step k is multiplied; one barrier per step.
+///    registers involved) into a ring of `stages` (3) buffers, so the copies for
+///    steps k+1 and k+2 are in flight while step k is multiplied; one barrier per step.
 ///    Rows and columns outside the matrices are zero-filled by the copy itself
 ///    (a `cp.async` source size below 16), so any M, N and K work; tiles wholly
 ///    inside the matrices (all but the edges) skip those bounds.
@@ -72,8 +72,8 @@ struct tensor_core_policy {
   /// peaks at 641 TFLOP/s on the H200 (ceiling bf16_mma_sync, bench/results/h200); 0.6×
   /// cuBLAS bf16 would need about 70% of it.
   ///
-  /// Measured on the H200, 2026-12-02, this kernel as it is now (probe run of
-  /// bench_gemm built at commit 326ea57; the committed bench/results/h200 predates it):
+  /// Measured on the H200, 2026-12-02, this kernel at commit 326ea57, before split-K (probe
+  /// run of bench_gemm; the committed bench/results/h200 predates it):
   /// 356 TFLOP/s bf16 at 8192^3 against cuBLAS's 777 in the same run, 0.46× (56% of the
   /// mma.sync ceiling); 339 against 747 at 4096^3, 0.45×; 252 against 522 at
   /// 8192 × 8192 × 1024, 0.48×; 78 against 608 at 1024 × 1024 × 8192 (32 block tiles for
@@ -620,7 +620,8 @@ template <class Policy = tensor_core_policy>
 /// Shapes and leading dimensions are the caller's to validate (foundry::gemm
 /// does); an empty C launches nothing, K = 0 gives C = beta·C, and C is not read
 /// when beta == 0. Problems that pass `gemm_tensor_core_fast_path` run the
-/// pipelined kernel with `Policy`, any other the fallback (which does not split K).
+/// pipelined kernel with `Policy`, any other the fallback (which does not split K:
+/// `options` are ignored there, a caller's workspace neither used nor checked).
 /// Split-K on the fast path (`options`, see `tensor_core_split_k` for the automatic
 /// count): the slices go to a workspace, the caller's or one allocated and freed
 /// stream-ordered on `s`, and a second kernel sums them into C in a fixed order.

@@ -57,7 +57,7 @@
 /// Split-K: when the block tiles are fewer than the SMs (1024 × 1024 × 8192 has 32
 /// of them for 132 SMs), the K range is cut into slices, each a separate work
 /// unit of the persistent blocks, computed into a workspace and summed by a
-/// second kernel (gemm/split_k.cuh, shared with rung 3); `wgmma_split_k` says
+/// second kernel (gemm/split_k.cuh, shared with rungs 3 and 4); `wgmma_split_k` says
 /// how many.
 ///
 /// Performance, measured on the H200 on 2026-12-02 (bench/results/h200, rows
@@ -423,7 +423,7 @@ template <class Policy = wgmma_policy>
 /// Shapes and leading dimensions are the caller's to validate (foundry::gemm
 /// does); an empty C launches nothing and C is not read when beta == 0. Problems
 /// that fail `gemm_wgmma_tma_path` (K = 0 among them) run on rung 4,
-/// `gemm_tensor_core`, with the same contract.
+/// `gemm_tensor_core`, with the same contract and the same `options`.
 /// Split-K (`options`, see `wgmma_split_k` for the automatic count): the slices
 /// go to a workspace, the caller's or one allocated and freed stream-ordered on
 /// `s`, and a second kernel sums them into C in a fixed order.
@@ -448,7 +448,7 @@ void gemm_wgmma(const gemm_problem<In, float>& p, const split_k_options& options
                   "gemm_wgmma: sm_90a code runs only on compute capability 9.0; this device is sm_" +
                       std::to_string(cc));
   if (!gemm_wgmma_tma_path(p)) {
-    gemm_tensor_core<In>(p, s);  // rung 4 takes any alignment, leading dimension and K
+    gemm_tensor_core<In>(p, options, s);  // rung 4 takes any alignment, leading dimension and K
     return;
   }
 

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Split-K, shared by the GEMM rungs that use it (rung 3 and the wgmma rung):
+/// Split-K, shared by the GEMM rungs that use it (rungs 3, 4 and 5):
 /// when the C tiles are too few to occupy every SM (1024 × 1024 × 8192 has 64
 /// tiles of 128 × 128 and 32 of 128 × 256 for 132 SMs), the K range is cut into
 /// slices computed by separate blocks into a workspace, and a second kernel sums
