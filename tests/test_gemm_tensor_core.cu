@@ -191,7 +191,7 @@ gemm_outcome require_matches(const gemm_case& c) {
 }
 
 // The brief's odd shapes plus two that span many block tiles and K steps: 300 × 520 × 1000
-// runs 32 pipeline steps (more than the 4 stages) over 3 × 3 tiles; 1157 × 300 × 64 has 10
+// runs 16 pipeline steps (more than the 3 stages) over 3 × 3 tiles; 1157 × 300 × 64 has 10
 // tile rows, more than one group (8) of the block order.
 const std::vector<shape>& odd_shapes() {
   static const std::vector<shape> shapes{{1, 1, 1},       {16, 8, 16},    {17, 33, 65},

@@ -8,10 +8,10 @@
 /// 1. Each block computes a `block_m × block_n` tile of C (128 × 256 by default)
 ///    with 8 warps, each owning a 64 × 64 sub-tile: 4 × 8 `mma.m16n8k16` tiles,
 ///    128 fp32 accumulators per thread.
-/// 2. K is walked `block_k` (32) at a time. The A and B slices of a step are
+/// 2. K is walked `block_k` (64) at a time. The A and B slices of a step are
 ///    copied global → shared with `cp.async` (16 bytes per instruction, no
-///    registers involved) into a ring of `stages` (4) buffers, so the copies for
-///    step k+3 are in flight while step k is multiplied; one barrier per step.
+///    registers involved) into a ring of `stages` (3) buffers, so the copies for
+///    steps k+1 and k+2 are in flight while step k is multiplied; one barrier per step.
 ///    Rows and columns outside the matrices are zero-filled by the copy itself
 ///    (a `cp.async` source size below 16), so any M, N and K work; tiles wholly
 ///    inside the matrices (all but the edges) skip those bounds.
