@@ -120,6 +120,50 @@ std::string describe(const gemm_case& g) {
 // the sum, not 1e-5 of it, for every K tested here (K ≤ 3000).
 constexpr double relative_tolerance = 1e-5;
 
+// The CPU reference of one element of C in double: alpha·sum_p A(i, p)·B(p, j) + beta·C0, and the
+// scale the tolerance is relative to, |alpha|·sum_p |A(i, p)·B(p, j)| + |beta·C0|. `a_at(p)` and
+// `b_at(p)` give A(i, p) and B(p, j); C0 counts only when beta != 0 (it may be NaN otherwise).
+struct reference_value {
+  double expected;
+  double scale;
+};
+template <class AAt, class BAt>
+reference_value reference_at(AAt&& a_at, BAt&& b_at, std::int64_t k, float alpha, float beta, double c0) {
+  double sum = 0.0, scale = 0.0;
+  for (std::int64_t p = 0; p < k; ++p) {
+    sum += a_at(p) * b_at(p);
+    scale += std::abs(a_at(p) * b_at(p));
+  }
+  reference_value r{double{alpha} * sum, std::abs(double{alpha}) * scale};
+  if (beta != 0.0f) {
+    r.expected += double{beta} * c0;
+    r.scale += std::abs(double{beta} * c0);
+  }
+  return r;
+}
+
+// Whether `value` is within the tolerance of `r`; false for NaN.
+bool within_tolerance(double value, const reference_value& r) {
+  return std::abs(value - r.expected) <= relative_tolerance * r.scale + 1e-30;
+}
+
+// Elements of the row-major m × n `got` that miss alpha·A·B + beta·C0 (A m × k, B k × n and C0
+// m × n, all row-major; C0 unused, and may be empty, when beta == 0).
+std::int64_t count_wrong_row_major(const std::vector<float>& a, const std::vector<float>& b,
+                                   const std::vector<float>& c0, float alpha, float beta,
+                                   const std::vector<float>& got, std::int64_t m, std::int64_t n, std::int64_t k) {
+  std::int64_t wrong = 0;
+  for (std::int64_t i = 0; i < m; ++i) {
+    for (std::int64_t j = 0; j < n; ++j) {
+      const auto r = reference_at([&](std::int64_t p) { return double{a[i * k + p]}; },
+                                  [&](std::int64_t p) { return double{b[p * n + j]}; }, k, alpha, beta,
+                                  beta != 0.0f ? double{c0[i * n + j]} : 0.0);
+      wrong += within_tolerance(got[i * n + j], r) ? 0 : 1;
+    }
+  }
+  return wrong;
+}
+
 void check_case(const rung_under_test& r, const gemm_case& g, foundry::stream& s) {
   INFO("rung " << r.name << ": " << describe(g));
   const std::int64_t a_rows = g.op_a == matrix_op::none ? g.m : g.k, a_cols = g.op_a == matrix_op::none ? g.k : g.m;
@@ -145,22 +189,13 @@ void check_case(const rung_under_test& r, const gemm_case& g, foundry::stream& s
   std::int64_t wrong = 0;
   for (std::int64_t i = 0; i < g.m; ++i) {
     for (std::int64_t j = 0; j < g.n; ++j) {
-      double sum = 0.0, scale = 0.0;
-      for (std::int64_t p = 0; p < g.k; ++p) {
-        sum += opa[i * g.k + p] * opb[p * g.n + j];
-        scale += std::abs(opa[i * g.k + p] * opb[p * g.n + j]);
-      }
-      double expected = double{g.alpha} * sum;
-      scale *= std::abs(double{g.alpha});
-      if (g.beta != 0.0f) {
-        expected += double{g.beta} * c0.at(i, j);
-        scale += std::abs(double{g.beta} * c0.at(i, j));
-      }
+      const auto r = reference_at([&](std::int64_t p) { return opa[i * g.k + p]; },
+                                  [&](std::int64_t p) { return opb[p * g.n + j]; }, g.k, g.alpha, g.beta,
+                                  g.beta != 0.0f ? double{c0.at(i, j)} : 0.0);
       const double value = got[c0.index(i, j)];
-      const bool ok = std::abs(value - expected) <= relative_tolerance * scale + 1e-30;  // false for NaN
-      if (!ok && wrong++ < 5) {
-        UNSCOPED_INFO("C(" << i << ", " << j << ") = " << value << ", expected " << expected << " (scale " << scale
-                           << ")");
+      if (!within_tolerance(value, r) && wrong++ < 5) {
+        UNSCOPED_INFO("C(" << i << ", " << j << ") = " << value << ", expected " << r.expected << " (scale "
+                           << r.scale << ")");
       }
     }
   }
@@ -333,28 +368,13 @@ TEST_CASE("register_blocked split-K with an explicit count and a caller workspac
     options.split_k = splits;
     options.workspace = workspace.span();
     foundry::gemm_kernels::gemm_register_blocked(p, options, s);
-    const auto got = foundry::test::to_host(dc, s);
-    std::int64_t wrong = 0;
-    for (std::int64_t i = 0; i < m; ++i) {
-      for (std::int64_t j = 0; j < n; ++j) {
-        double sum = 0.0, scale = 0.0;
-        for (std::int64_t p_ = 0; p_ < k; ++p_) {
-          sum += double{a[i * k + p_]} * b[p_ * n + j];
-          scale += std::abs(double{a[i * k + p_]} * b[p_ * n + j]);
-        }
-        const double expected = 0.5 * sum + 2.0 * c0[i * n + j];
-        scale = 0.5 * scale + 2.0 * std::abs(double{c0[i * n + j]});
-        wrong += std::abs(got[i * n + j] - expected) <= relative_tolerance * scale ? 0 : 1;
-      }
-    }
-    CHECK(wrong == 0);
+    CHECK(count_wrong_row_major(a, b, c0, 0.5f, 2.0f, foundry::test::to_host(dc, s), m, n, k) == 0);
   }
 }
 
 TEST_CASE("register_blocked split-K on whole, aligned block tiles matches the reference", "[gpu]") {
-  // 2 x 2 full 128 x 128 tiles, aligned for float4: every K tile but each slice's last takes the
-  // unpredicated interior load path; the slice ends (K = 1004: depths 504, 336, 144) must not
-  // read into the next slice.
+  // 2 x 2 full 128 x 128 tiles, aligned for float4; the slice ends (K = 1004: depths 504, 336,
+  // 144) must not read into the next slice.
   foundry::stream s;
   const std::int64_t m = 256, n = 256, k = 1004;
   const auto a = foundry::test::random_vector<float>(static_cast<std::size_t>(m * k), -1.0f, 1.0f, 21);
@@ -370,19 +390,8 @@ TEST_CASE("register_blocked split-K on whole, aligned block tiles matches the re
     foundry::gemm_kernels::split_k_options options;
     options.split_k = splits;
     foundry::gemm_kernels::gemm_register_blocked(p, options, s);
-    const auto got = foundry::test::to_host(dc, s);
-    std::int64_t wrong = 0;
-    for (std::int64_t i = 0; i < m; ++i) {
-      for (std::int64_t j = 0; j < n; ++j) {
-        double sum = 0.0, scale = 0.0;
-        for (std::int64_t q = 0; q < k; ++q) {
-          sum += double{a[i * k + q]} * b[q * n + j];
-          scale += std::abs(double{a[i * k + q]} * b[q * n + j]);
-        }
-        wrong += std::abs(got[i * n + j] - sum) <= relative_tolerance * scale ? 0 : 1;  // NaN fails
-      }
-    }
-    CHECK(wrong == 0);
+    // C was poisoned with NaN and beta is 0: an element no slice wrote fails.
+    CHECK(count_wrong_row_major(a, b, {}, 1.0f, 0.0f, foundry::test::to_host(dc, s), m, n, k) == 0);
   }
 }
 

@@ -158,36 +158,39 @@ inline double probe_copy(cuda::stream_ref s, std::size_t bytes) {
   return 2.0 * static_cast<double>(in.size_bytes()) / t;
 }
 
-inline double probe_fma(cuda::stream_ref s) {
+/// Median seconds of `kernel(out, args...)` on a grid that fills every SM to its thread limit
+/// with blocks of 256 threads, `out` holding one float per thread (so that nothing computed is
+/// dead code); `threads` receives the thread count.
+template <class Kernel, class... Args>
+double time_full_device(cuda::stream_ref s, std::size_t& threads, Kernel kernel, Args... args) {
   const device_properties& p = get_device_properties();
-  const std::uint32_t block = 256;
+  constexpr std::uint32_t block = 256;
   const std::uint32_t blocks = static_cast<std::uint32_t>(p.sm_count) *
                                std::max<std::uint32_t>(1, static_cast<std::uint32_t>(p.max_threads_per_sm) / block);
-  const int iterations = 1 << 17;  // ~9 ms at 67 TFLOP/s (H200): long against launch and clock noise
   device_buffer<float> out(std::size_t{blocks} * block, s);
+  threads = out.size();
   const launch_config c = make_launch_config_1d(out.size(), block);
-  const double t = median_event_seconds(s, 5, [&](cuda::stream_ref st) {
-    launch(st, c, fma_probe_kernel<>, out.data(), 0.9999f, 1e-4f, iterations);
-  });
-  return 2.0 * fma_chains * static_cast<double>(iterations) * static_cast<double>(out.size()) / t;
+  return median_event_seconds(s, 5, [&](cuda::stream_ref st) { launch(st, c, kernel, out.data(), args...); });
+}
+
+inline double probe_fma(cuda::stream_ref s) {
+  const int iterations = 1 << 17;  // ~9 ms at 67 TFLOP/s (H200): long against launch and clock noise
+  std::size_t threads = 0;
+  const double t = time_full_device(s, threads, fma_probe_kernel<>, 0.9999f, 1e-4f, iterations);
+  return 2.0 * fma_chains * static_cast<double>(iterations) * static_cast<double>(threads) / t;
 }
 
 /// FLOP/s of `mma.sync.m16n8k16` (bf16 in, fp32 accumulation) with operands in registers.
 /// Throws `std::runtime_error` below compute capability 8.0 (no bf16 mma there).
 inline double probe_mma_sync(cuda::stream_ref s) {
-  const device_properties& p = get_device_properties();
-  if (p.compute_capability_major < 8) throw std::runtime_error("bf16 mma.sync needs compute capability 8.0 or later");
-  const std::uint32_t block = 256;
-  const std::uint32_t blocks = static_cast<std::uint32_t>(p.sm_count) *
-                               std::max<std::uint32_t>(1, static_cast<std::uint32_t>(p.max_threads_per_sm) / block);
+  if (get_device_properties().compute_capability_major < 8) {
+    throw std::runtime_error("bf16 mma.sync needs compute capability 8.0 or later");
+  }
   const int iterations = 1 << 14;  // ~8 ms at 600 TFLOP/s (H200): long against launch and clock noise
-  device_buffer<float> out(std::size_t{blocks} * block, s);
-  const launch_config c = make_launch_config_1d(out.size(), block);
-  const double t = median_event_seconds(
-      s, 5, [&](cuda::stream_ref st) { launch(st, c, mma_sync_probe_kernel<>, out.data(), iterations); });
+  std::size_t threads = 0;
+  const double t = time_full_device(s, threads, mma_sync_probe_kernel<>, iterations);
   constexpr double flops_per_mma = 2.0 * 16 * 8 * 16;  // per warp
-  const double warps = static_cast<double>(out.size()) / 32.0;
-  return flops_per_mma * mma_chains * static_cast<double>(iterations) * warps / t;
+  return flops_per_mma * mma_chains * static_cast<double>(iterations) * (static_cast<double>(threads) / 32.0) / t;
 }
 
 /// FLOP/s of an n×n×n cuBLAS GEMM with inputs of type `In`, fp32 output and `compute`.
