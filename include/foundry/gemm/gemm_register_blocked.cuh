@@ -58,9 +58,9 @@ struct register_blocked_policy {
   /// 128 × 128: 32 FLOPs per byte moved from L2, enough to keep the FMA units
   /// fed. Measured on the H200, 2026-12-02 (bench/results/h200): 128 × 128 (BK 8,
   /// 2 blocks/SM) ran 45.9 TFLOP/s at 8192^3 (row
-  /// gemm_f32/foundry_register_blocked/8192x8192x8192; cuBLAS 51.1, 0.898×) and 45.2
+  /// gemm_f32/foundry_register_blocked/8192x8192x8192; cuBLAS 51.1, 0.898×) and 45.3
   /// TFLOP/s at 4096^3 (row gemm_f32/foundry_register_blocked/4096x4096x4096; cuBLAS
-  /// 51.2, 0.883×). Nsight Compute at 4096^3 (probe run, same day): issue slots 79%
+  /// 51.2, 0.885×). Nsight Compute at 4096^3 (probe run, same day): issue slots 79%
   /// busy, 86% of the issued instructions FFMA, the top stall "not selected" (2.2
   /// cycles per issue, another warp issued): the kernel is bound by instruction issue,
   /// and the rest of the gap to cuBLAS is the 14% that are not FFMA (shared loads,
@@ -76,7 +76,7 @@ struct register_blocked_policy {
   /// against 42.2 at 4096^3 (the same rows at 4096x4096x4096); at 2 blocks/SM BK 16
   /// spills 28-116 bytes within the 128-register cap and ran 38.2 at 8192^3 and 37.9 at
   /// 4096^3 (rows gemm_f32/foundry_register_blocked_bk16/...). All stay below this
-  /// default (BK 8, 2 blocks/SM): 45.9 at 8192^3, 45.2 at 4096^3 (rows
+  /// default (BK 8, 2 blocks/SM): 45.9 at 8192^3, 45.3 at 4096^3 (rows
   /// gemm_f32/foundry_register_blocked/...). A fast path that loads whole interior K
   /// tiles without per-element predicates ran 0.5-1% slower (probe run, same day).
   static constexpr int block_k = BlockK;
@@ -88,7 +88,7 @@ struct register_blocked_policy {
   /// (130-147 registers): 1 block/SM ran 42.4 TFLOP/s at 8192^3 (row
   /// gemm_f32/foundry_register_blocked_1cta/8192x8192x8192) against 2 blocks/SM's 45.9
   /// (row gemm_f32/foundry_register_blocked/8192x8192x8192), 0.923×; at 4096^3 42.2
-  /// against 45.2 (the same rows at 4096x4096x4096), 0.933×.
+  /// against 45.3 (the same rows at 4096x4096x4096), 0.932×.
   static constexpr int min_blocks_per_sm = MinBlocksPerSm;
 
   static constexpr int thread_m = 8;

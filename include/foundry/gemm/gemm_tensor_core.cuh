@@ -72,16 +72,14 @@ struct tensor_core_policy {
   /// peaks at 641 TFLOP/s on the H200 (ceiling bf16_mma_sync, bench/results/h200); 0.6×
   /// cuBLAS bf16 would need about 70% of it.
   ///
-  /// Measured on the H200, 2026-12-02, this kernel at commit 326ea57, before split-K (probe
-  /// run of bench_gemm; the committed bench/results/h200 predates it):
-  /// 356 TFLOP/s bf16 at 8192^3 against cuBLAS's 777 in the same run, 0.46× (56% of the
-  /// mma.sync ceiling); 339 against 747 at 4096^3, 0.45×; 252 against 522 at
-  /// 8192 × 8192 × 1024, 0.48×; 78 against 608 at 1024 × 1024 × 8192 (32 block tiles for
-  /// 132 SMs; these figures predate rung 4's split-K, not yet measured).
+  /// Measured on the H200, 2026-12-02 (bench/results/h200, rows
+  /// gemm_bf16/foundry_tensor_core/...): 368 TFLOP/s bf16 at 8192^3 against cuBLAS's 674 in
+  /// the same run, 0.55× (57% of the mma.sync ceiling); 350 against 763 at 4096^3, 0.46×;
+  /// 240 against 574 at 8192 × 8192 × 1024, 0.42×; 252 against 620 at 1024 × 1024 × 8192,
+  /// 0.41×, with 4 K slices (split-K below; 78 TFLOP/s without it, probe run, same day).
   ///
-  /// The step from the committed figures (bench/results/h200, rows
-  /// gemm_bf16/foundry_tensor_core/...: 283 at 8192^3 against 681, 278 at 4096^3 against
-  /// 752) came from the instruction count. Nsight Compute and the SASS at 4096^3 (probe
+  /// The step from the earlier figures (283 at 8192^3 against 681, 278 at 4096^3 against
+  /// 752, run of commit da74bd3) came from the instruction count. Nsight Compute and the SASS at 4096^3 (probe
   /// run, same day) showed, with one block of 8 warps per SM (two warps per scheduler), 5.8
   /// instructions issued per mma: per 128 mma of a pipeline step, 32 ldmatrix, about 150
   /// register moves that rebuilt B's register pairs out of ldmatrix's order, and about 20
@@ -89,20 +87,19 @@ struct tensor_core_policy {
   /// a fixed-latency dependency, the tensor pipe 43% busy. B now comes out of ldmatrix in
   /// mma's order (`fragment_order::k_first`: the moves are gone from the SASS) and tiles
   /// off the edges are copied without per-chunk bounds (`tile_copier::copy`).
-  /// Other block tiles, measured before that change (bench/results/h200): 256 × 128 with
-  /// 4 × 2 warps 274 and 262 (rows gemm_bf16/foundry_tensor_core_256x128/...), 128 × 128
-  /// with 4 warps 261 and 250 (rows gemm_bf16/foundry_tensor_core_128x128_4w/...), against
-  /// this tile's 283 and 278. On Hopper mma.sync is not the fast path: rung 5
+  /// Other block tiles (bench/results/h200, at 8192^3 and 4096^3): 256 × 128 with 4 × 2
+  /// warps 341 and 322 (rows gemm_bf16/foundry_tensor_core_256x128/...), 128 × 128 with 4
+  /// warps, two blocks per SM, 351 and 341 (rows gemm_bf16/foundry_tensor_core_128x128_4w/...),
+  /// against this tile's 368 and 350. On Hopper mma.sync is not the fast path: rung 5
   /// (gemm_wgmma.cuh) is.
   static constexpr int block_m = 128;
   static constexpr int block_n = 256;
   /// K per pipeline step: four `mma` k-steps between barriers, half the barriers per
-  /// FLOP of block_k 32. Measured on the H200, 2026-12-02, before the instruction-count
-  /// change above (bench/results/h200): block_k 64 with 3 stages (this policy) 283 TFLOP/s
-  /// bf16 at 8192^3 and 278 at 4096^3 (rows gemm_bf16/foundry_tensor_core/...); block_k 32
-  /// with 4 stages, the earlier default, 245 and 232 (rows
-  /// gemm_bf16/foundry_tensor_core_bk32_s4/...); block_k 32 with 3 stages 248 and 237 (rows
-  /// gemm_bf16/foundry_tensor_core_bk32_s3/...). Registers (ptxas, sm_90): 254-255 per
+  /// FLOP of block_k 32. Measured on the H200, 2026-12-02 (bench/results/h200): block_k 64
+  /// with 3 stages (this policy) 368 TFLOP/s bf16 at 8192^3 and 350 at 4096^3 (rows
+  /// gemm_bf16/foundry_tensor_core/...); block_k 32 with 4 stages, the earlier default, 323
+  /// and 288 (rows gemm_bf16/foundry_tensor_core_bk32_s4/...); block_k 32 with 3 stages 322
+  /// and 304 (rows gemm_bf16/foundry_tensor_core_bk32_s3/...). Registers (ptxas, sm_90): 254-255 per
   /// thread, at the cap; with split-K's K range in the kernel, the two instantiations with a
   /// K-contiguous B spill 28-80 bytes, the other two (row-major A and B, the benchmarked
   /// one, among them) none.
@@ -113,9 +110,9 @@ struct tensor_core_policy {
   static constexpr int warps_n = 4;
   /// Buffers in the cp.async ring: 3 × 48 KiB = 144 KiB of shared memory, two
   /// steps of copies in flight while one is multiplied (figures at block_k above).
-  /// 4 stages (192 KiB) ran 288 TFLOP/s at 8192^3 and 276 at 4096^3 (rows
-  /// gemm_bf16/foundry_tensor_core_s4/..., bench/results/h200, before the change above):
-  /// no gain over 3 stages (283 and 278).
+  /// 4 stages (192 KiB) ran 365 TFLOP/s at 8192^3 and 341 at 4096^3 (rows
+  /// gemm_bf16/foundry_tensor_core_s4/..., bench/results/h200): no gain over 3 stages (368
+  /// and 350).
   static constexpr int stages = 3;
   /// Tile rows per group in the block order: 8 × 128 rows of A and, with a
   /// 132-SM wave, about 16 columns of B tiles stay hot in L2. Other group sizes

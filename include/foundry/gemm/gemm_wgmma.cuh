@@ -62,17 +62,15 @@
 ///
 /// Performance, measured on the H200 on 2026-12-02 (bench/results/h200, rows
 /// gemm_bf16/foundry_wgmma/<MxNxK> against gemm_bf16/cublas/<MxNxK> of the same run):
-/// bf16 766 TFLOP/s at 8192^3 against cuBLAS's 681 (1.13×); 721 against 752 at 4096^3
-/// (0.96×); 495 against 587 at 8192 × 8192 × 1024 (0.84×; the same kernel through
-/// foundry::gemm, row gemm_bf16/foundry/8192x8192x1024, ran 546, 0.93×: a 1.8 ms GEMM
-/// moves with the GPU's power-managed clock from row to row); 424 against 617 at
-/// 1024 × 1024 × 8192 with 4 K slices (0.69×; row .../foundry_wgmma_split_k_1/...: 198
-/// unsplit; .../foundry_wgmma_split_k_8/...: 355). fp16 within a few percent of these
-/// (rows gemm_f16/...). Against the one-block-per-tile kernel it replaced (previous
-/// committed run, same rows): 704 → 721 at 4096^3, 764 → 766 at 8192^3, and at
-/// 8192 × 8192 × 1024 495 (0.877× of that run's cuBLAS) → 495-546 in this run's two rows
-/// of the same kernel (0.84-0.93×) and 538 (0.94×) in a probe run the same day; the
-/// gain there is real but smaller than the clock noise of one row.
+/// bf16 779 TFLOP/s at 8192^3 against cuBLAS's 674 (1.16×); 732 against 763 at 4096^3
+/// (0.96×); 489 against 574 at 8192 × 8192 × 1024 (0.85×; a 1.8 ms GEMM moves with the
+/// GPU's power-managed clock from run to run: 495-546 in the previous committed run, 538
+/// in a probe); 427 against 620 at 1024 × 1024 × 8192 with 4 K slices (0.69×; row
+/// .../foundry_wgmma_split_k_1/...: 199 unsplit; .../foundry_wgmma_split_k_8/...: 354).
+/// fp16 within a few percent of these (rows gemm_f16/...). Against the one-block-per-tile
+/// kernel it replaced (run of commit eda7907, same rows): 704 → 732 at 4096^3, 764 → 779
+/// at 8192^3, 495 → 489-546 at 8192 × 8192 × 1024: the gain there is smaller than the
+/// clock noise of one row.
 /// Nsight Compute (earlier run, before the kernel became persistent, 8192^3): tensor
 /// pipe busy 91% of the time (SM busy 90.7%), DRAM 26%, L2 58%; the rest was the
 /// prologue/epilogue of 2048 blocks (15.5 waves of 132), which the persistent blocks now
