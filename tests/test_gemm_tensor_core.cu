@@ -404,6 +404,30 @@ TEMPLATE_TEST_CASE("gemm_tensor_core handles every operand contiguity on the fas
   }
 }
 
+// The main loop runs the steps whose refill is a whole tile inside A and B without bounds,
+// the rest with them. Block tiles are 128 × 256 with block_k 64 and 3 stages: unsplit, K =
+// 64, 192, 200 and 1024 give 0, 1, 1 and 14 bounds-free steps, and 3 K slices of 2148
+// (768, 768 and 612) 10, 10 and 7; 257 × 513 mixes inside and edge block tiles; every
+// layout, since each copies its tiles along other axes.
+TEMPLATE_TEST_CASE("gemm_tensor_core's bounds-free steps hand over to the bounded ones", "[gpu][gemm][tensor_core]",
+                   __nv_bfloat16, __half) {
+  for (const bool a_k : {true, false}) {
+    for (const bool b_n : {true, false}) {
+      for (const auto& sh : {shape{256, 512, 64}, shape{256, 512, 192}, shape{256, 512, 200}, shape{384, 768, 1024},
+                             shape{257, 513, 640}}) {
+        gemm_case c = make_gemm_case(sh, 0.75f, 0.5f);
+        c.a_k_contiguous = a_k;
+        c.b_n_contiguous = b_n;
+        CHECK(require_matches_split<TestType>(c, {1, {}}).path);
+      }
+      gemm_case c = make_gemm_case({256, 512, 2 * 1024 + 100}, 0.75f, 0.5f);
+      c.a_k_contiguous = a_k;
+      c.b_n_contiguous = b_n;
+      CHECK(require_matches_split<TestType>(c, {3, {}}).path);
+    }
+  }
+}
+
 const std::vector<shape>& fallback_shapes() {
   static const std::vector<shape> shapes{{1, 1, 1}, {17, 33, 65}, {127, 129, 255}, {70, 130, 40}};
   return shapes;
