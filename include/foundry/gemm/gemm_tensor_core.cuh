@@ -13,8 +13,9 @@
 ///    registers involved) into a ring of `stages` (3) buffers, so the copies for
 ///    steps k+1 and k+2 are in flight while step k is multiplied; one barrier per step.
 ///    Rows and columns outside the matrices are zero-filled by the copy itself
-///    (a `cp.async` source size below 16), so any M, N and K work; tiles wholly
-///    inside the matrices (all but the edges) skip those bounds.
+///    (a `cp.async` source size below 16), so any M, N and K work. The main loop
+///    comes twice: the steps whose tiles lie wholly inside A and B (all but the
+///    edges) run a copy of it without bounds, the rest the bounded one.
 /// 3. Each warp feeds its tensor cores from shared memory with `ldmatrix`, four
 ///    8 × 8 matrices per instruction, already in the register layout `mma` wants;
 ///    `.trans` covers operands whose contiguous index is M or N rather than K.
@@ -72,37 +73,48 @@ struct tensor_core_policy {
   /// peaks at 641 TFLOP/s on the H200 (ceiling bf16_mma_sync, bench/results/h200); 0.6×
   /// cuBLAS bf16 would need about 70% of it.
   ///
-  /// Measured on the H200, 2026-12-02 (bench/results/h200, rows
-  /// gemm_bf16/foundry_tensor_core/...): 368 TFLOP/s bf16 at 8192^3 against cuBLAS's 674 in
-  /// the same run, 0.55× (57% of the mma.sync ceiling); 350 against 763 at 4096^3, 0.46×;
-  /// 240 against 574 at 8192 × 8192 × 1024, 0.42×; 252 against 620 at 1024 × 1024 × 8192,
-  /// 0.41×, with 4 K slices (split-K below; 78 TFLOP/s without it, probe run, same day).
+  /// Measured on the H200, 2026-12-02, at commit 2983dba (bench/results/h200/runs/2983dba/
+  /// bench.log, rows gemm_bf16/foundry_tensor_core/... against gemm_bf16/cublas/... of the
+  /// same run): 453 TFLOP/s bf16 at 4096^3 against cuBLAS's 753, 0.60× (71% of the mma.sync
+  /// ceiling); 494 against 680 at 8192^3, 0.73× (cuBLAS ran 782 there in a probe run the
+  /// same day, where this kernel ran 482: 0.62×); 296 against 511 at 8192 × 8192 × 1024,
+  /// 0.58×; 299 against 629 at 1024 × 1024 × 8192, 0.48×, with 4 K slices (split-K below;
+  /// 78 TFLOP/s without it). fp16 within 3-7% of these (rows gemm_f16/...).
   ///
-  /// The step from the earlier figures (283 at 8192^3 against 681, 278 at 4096^3 against
-  /// 752, run of commit da74bd3) came from the instruction count. Nsight Compute and the SASS at 4096^3 (probe
-  /// run, same day) showed, with one block of 8 warps per SM (two warps per scheduler), 5.8
-  /// instructions issued per mma: per 128 mma of a pipeline step, 32 ldmatrix, about 150
-  /// register moves that rebuilt B's register pairs out of ldmatrix's order, and about 20
-  /// instructions of bounds and 64-bit address arithmetic per cp.async; the top stall was
-  /// a fixed-latency dependency, the tensor pipe 43% busy. B now comes out of ldmatrix in
-  /// mma's order (`fragment_order::k_first`: the moves are gone from the SASS) and tiles
-  /// off the edges are copied without per-chunk bounds (`tile_copier::copy`).
-  /// Other block tiles (bench/results/h200, at 8192^3 and 4096^3): 256 × 128 with 4 × 2
-  /// warps 341 and 322 (rows gemm_bf16/foundry_tensor_core_256x128/...), 128 × 128 with 4
-  /// warps, two blocks per SM, 351 and 341 (rows gemm_bf16/foundry_tensor_core_128x128_4w/...),
-  /// against this tile's 368 and 350. On Hopper mma.sync is not the fast path: rung 5
-  /// (gemm_wgmma.cuh) is.
+  /// How it got there, one limit at a time (Nsight Compute and the SASS at 4096^3; the
+  /// figures of bench/results/h200/runs/2983dba/ncu_tensor_core_4096.txt for the last):
+  /// - 278 TFLOP/s (run of commit da74bd3): 5.8 instructions issued per mma. Per 128 mma
+  ///   of a pipeline step, 32 ldmatrix, about 150 register moves that rebuilt B's register
+  ///   pairs out of ldmatrix's order, and about 20 instructions of bounds and 64-bit
+  ///   addresses per cp.async; tensor pipe 43% busy. B now comes out of ldmatrix in mma's
+  ///   order (`fragment_order::k_first`: the moves are gone from the SASS).
+  /// - 350 (run of 5bbc0fc, bench/results/h200): 4.5 instructions per mma, tensor pipe 56%.
+  ///   ptxas had if-converted the edge path of every copy into about 250 predicated
+  ///   instructions per step, issued even where the tile lies inside the matrices; with two
+  ///   warps per scheduler, each warp's mma wait behind its own integer chains (top stall:
+  ///   a fixed-latency dependency). The main loop now runs the steps whose tiles lie inside
+  ///   A and B in a copy of the loop without bounds (`run_steps` in the kernel).
+  /// - 453 (now): 2.3 instructions per mma, tensor pipe 75% busy; the top stalls are the
+  ///   fixed-latency wait between a warp's mma (2.2 cycles per issue) and the tensor pipe
+  ///   itself (math pipe throttle, 1.8): two warps per scheduler (255 registers) leave
+  ///   little to hide the first behind.
+  /// Other block tiles (bench/results/h200/runs/2983dba/bench.log, at 4096^3 and 8192^3):
+  /// 256 × 128 with 4 × 2 warps 421 and 434 (rows gemm_bf16/foundry_tensor_core_256x128/...),
+  /// 128 × 128 with 4 warps, two blocks per SM, 446 and 425 (rows
+  /// gemm_bf16/foundry_tensor_core_128x128_4w/...), against this tile's 453 and 494. 16
+  /// warps of 32 × 64 (four per scheduler) would cap a thread at 128 registers: ptxas
+  /// spills 112-292 bytes (sm_90), not measured. On Hopper mma.sync is not the fast path:
+  /// rung 5 (gemm_wgmma.cuh) is.
   static constexpr int block_m = 128;
   static constexpr int block_n = 256;
   /// K per pipeline step: four `mma` k-steps between barriers, half the barriers per
-  /// FLOP of block_k 32. Measured on the H200, 2026-12-02 (bench/results/h200): block_k 64
-  /// with 3 stages (this policy) 368 TFLOP/s bf16 at 8192^3 and 350 at 4096^3 (rows
-  /// gemm_bf16/foundry_tensor_core/...); block_k 32 with 4 stages, the earlier default, 323
-  /// and 288 (rows gemm_bf16/foundry_tensor_core_bk32_s4/...); block_k 32 with 3 stages 322
-  /// and 304 (rows gemm_bf16/foundry_tensor_core_bk32_s3/...). Registers (ptxas, sm_90): 254-255 per
-  /// thread, at the cap; with split-K's K range in the kernel, the two instantiations with a
-  /// K-contiguous B spill 28-80 bytes, the other two (row-major A and B, the benchmarked
-  /// one, among them) none.
+  /// FLOP of block_k 32. Measured on the H200, 2026-12-02 (bench/results/h200/runs/2983dba/
+  /// bench.log): block_k 64 with 3 stages (this policy) 494 TFLOP/s bf16 at 8192^3 and 453
+  /// at 4096^3 (rows gemm_bf16/foundry_tensor_core/...); block_k 32 with 4 stages, the
+  /// earlier default, 398 and 370 (rows gemm_bf16/foundry_tensor_core_bk32_s4/...); block_k
+  /// 32 with 3 stages 379 and 367 (rows gemm_bf16/foundry_tensor_core_bk32_s3/...).
+  /// Registers (ptxas, sm_90, nvcc 13.0): 248-254 per thread, at the cap, and no spills in
+  /// any of the four instantiations.
   static constexpr int block_k = 64;
   /// 8 warps as 2 × 4, each 64 × 64. One block per SM: 128 accumulators and 64
   /// registers of double-buffered fragments put a thread at the 255-register cap.
@@ -110,9 +122,9 @@ struct tensor_core_policy {
   static constexpr int warps_n = 4;
   /// Buffers in the cp.async ring: 3 × 48 KiB = 144 KiB of shared memory, two
   /// steps of copies in flight while one is multiplied (figures at block_k above).
-  /// 4 stages (192 KiB) ran 365 TFLOP/s at 8192^3 and 341 at 4096^3 (rows
-  /// gemm_bf16/foundry_tensor_core_s4/..., bench/results/h200): no gain over 3 stages (368
-  /// and 350).
+  /// 4 stages (192 KiB) ran 479 TFLOP/s at 8192^3 and 430 at 4096^3 (rows
+  /// gemm_bf16/foundry_tensor_core_s4/..., bench/results/h200/runs/2983dba/bench.log): no
+  /// gain over 3 stages (494 and 453).
   static constexpr int stages = 3;
   /// Tile rows per group in the block order: 8 × 128 rows of A and, with a
   /// 132-SM wave, about 16 columns of B tiles stay hot in L2. Other group sizes
