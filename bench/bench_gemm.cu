@@ -306,6 +306,12 @@ const bool registered = [] {
                with_register_blocked_policy<foundry::gemm_kernels::register_blocked_policy<128, 128, 16, 1>>());
     add<float>("gemm_f32/foundry_register_blocked_bk16", sh,
                with_register_blocked_policy<foundry::gemm_kernels::register_blocked_policy<128, 128, 16, 2>>());
+    // cuBLAS's fp32 kernel on the H200 (sm80_xmma_gemm_..._tilesize256x128x8_stage3_warpsize4x2x1_ffma,
+    // Nsight Compute) gives each thread 16 × 8 results at one block per SM.
+    add<float>("gemm_f32/foundry_register_blocked_256x128_16x8", sh,
+               with_register_blocked_policy<foundry::gemm_kernels::register_blocked_policy<256, 128, 8, 1, 16, 8>>());
+    add<float>("gemm_f32/foundry_register_blocked_128x256_8x16", sh,
+               with_register_blocked_policy<foundry::gemm_kernels::register_blocked_policy<128, 256, 8, 1, 8, 16>>());
     add<float>("gemm_f32/foundry", sh, with_dispatch<float>());
     add<float>("gemm_f32/cublas", sh, with_cublas<float>());
   }

@@ -53,7 +53,8 @@ namespace foundry::gemm_kernels {
 
 /// Tile shape of rung 3. The thread sub-tile is fixed at 8 × 8 (four 4 × 4
 /// pieces); the block tile and the K slice are parameters.
-template <int BlockM = 128, int BlockN = 128, int BlockK = 8, int MinBlocksPerSm = 2>
+template <int BlockM = 128, int BlockN = 128, int BlockK = 8, int MinBlocksPerSm = 2, int ThreadM = 8,
+          int ThreadN = 8>
 struct register_blocked_policy {
   /// 128 × 128: 32 FLOPs per byte moved from L2, enough to keep the FMA units
   /// fed. Measured on the H200, 2026-12-02 (bench/results/h200): 128 × 128 (BK 8,
@@ -91,16 +92,23 @@ struct register_blocked_policy {
   /// against 45.3 (the same rows at 4096x4096x4096), 0.932×.
   static constexpr int min_blocks_per_sm = MinBlocksPerSm;
 
-  static constexpr int thread_m = 8;
-  static constexpr int thread_n = 8;
+  /// A thread's sub-tile of C: (thread_m / 4) × (thread_n / 4) pieces of 4 × 4, spread
+  /// over the block tile (`piece_stride_m` and `piece_stride_n` apart), so that each of
+  /// a thread's shared loads is one float4 and a warp's loads cover a contiguous span.
+  static constexpr int thread_m = ThreadM;
+  static constexpr int thread_n = ThreadN;
+  static constexpr int piece_stride_m = 4 * block_m / thread_m;
+  static constexpr int piece_stride_n = 4 * block_n / thread_n;
   static constexpr int threads = (block_m / thread_m) * (block_n / thread_n);
   /// Padding of a shared row that receives transposed (scattered) stores: 4
   /// floats keep rows 16-byte aligned and move the two k-halves of a warp's
   /// stores 16 banks apart.
   static constexpr int smem_pad = 4;
 
-  static_assert(block_m % 32 == 0 && block_n % 64 == 0,
-                "a warp is a 4 × 8 grid of threads, each with 4 × 4 pieces 'block / 2' apart");
+  static_assert(thread_m % 4 == 0 && thread_n % 4 == 0, "a thread's sub-tile is made of 4 × 4 pieces");
+  static_assert(block_m % thread_m == 0 && (block_m / thread_m) % 4 == 0 && block_n % thread_n == 0 &&
+                    (block_n / thread_n) % 8 == 0,
+                "a warp is a 4 × 8 grid of threads");
   static_assert(block_k % 8 == 0, "k-contiguous tiles are read in pairs of float4 along k");
   static_assert(threads % 32 == 0 && threads <= 1024, "whole warps, within the block limit");
 };
@@ -267,10 +275,12 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
   __shared__ __align__(16) float a_smem[2][bk * a_row];  // a_smem[buf][k * a_row + i]
   __shared__ __align__(16) float b_smem[2][bk * b_row];  // b_smem[buf][k * b_row + j]
 
-  // This thread's place: the thread grid is (bm / 8) × (bn / 8); a warp covers
-  // 4 × 8 of it. Its rows are ty*4 + {0..3} and bm/2 + ty*4 + {0..3}; its
-  // columns tx*4 + {0..3} and bn/2 + tx*4 + {0..3}.
-  constexpr int warps_across = bn / 8 / 8;
+  // This thread's place: the thread grid is (bm / thread_m) × (bn / thread_n); a warp covers 4 × 8
+  // of it. Its rows are q * piece_stride_m + ty*4 + {0..3} for each row piece q; its
+  // columns likewise with tx and piece_stride_n.
+  constexpr int thread_m = Policy::thread_m, thread_n = Policy::thread_n;
+  constexpr int stride_m = Policy::piece_stride_m, stride_n = Policy::piece_stride_n;
+  constexpr int warps_across = bn / thread_n / 8;
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int ty = (warp / warps_across) * 4 + lane / 8;
@@ -283,11 +293,11 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
   const std::int64_t k_begin = blockIdx.z * k_per_split;
   const std::int64_t k_end = k_begin + k_per_split < p.k ? k_begin + k_per_split : p.k;
 
-  float acc[8][8];
+  float acc[thread_m][thread_n];
 #pragma unroll
-  for (int i = 0; i < 8; ++i) {
+  for (int i = 0; i < thread_m; ++i) {
 #pragma unroll
-    for (int j = 0; j < 8; ++j) acc[i][j] = 0.0f;
+    for (int j = 0; j < thread_n; ++j) acc[i][j] = 0.0f;
   }
 
   if (k_end > k_begin) {
@@ -308,17 +318,19 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
     __syncthreads();
 
     // Register fragments, double-buffered across kk.
-    float a_frag[2][8];
-    float b_frag[2][8];
+    float a_frag[2][thread_m];
+    float b_frag[2][thread_n];
     auto load_fragments = [&](const float* as, const float* bs, int kk, int f) {
-      const float4 a_lo = *reinterpret_cast<const float4*>(as + kk * a_row + ty * 4);
-      const float4 a_hi = *reinterpret_cast<const float4*>(as + kk * a_row + bm / 2 + ty * 4);
-      const float4 b_lo = *reinterpret_cast<const float4*>(bs + kk * b_row + tx * 4);
-      const float4 b_hi = *reinterpret_cast<const float4*>(bs + kk * b_row + bn / 2 + tx * 4);
-      a_frag[f][0] = a_lo.x, a_frag[f][1] = a_lo.y, a_frag[f][2] = a_lo.z, a_frag[f][3] = a_lo.w;
-      a_frag[f][4] = a_hi.x, a_frag[f][5] = a_hi.y, a_frag[f][6] = a_hi.z, a_frag[f][7] = a_hi.w;
-      b_frag[f][0] = b_lo.x, b_frag[f][1] = b_lo.y, b_frag[f][2] = b_lo.z, b_frag[f][3] = b_lo.w;
-      b_frag[f][4] = b_hi.x, b_frag[f][5] = b_hi.y, b_frag[f][6] = b_hi.z, b_frag[f][7] = b_hi.w;
+#pragma unroll
+      for (int q = 0; q < thread_m / 4; ++q) {
+        const float4 v = *reinterpret_cast<const float4*>(as + kk * a_row + q * stride_m + ty * 4);
+        a_frag[f][4 * q + 0] = v.x, a_frag[f][4 * q + 1] = v.y, a_frag[f][4 * q + 2] = v.z, a_frag[f][4 * q + 3] = v.w;
+      }
+#pragma unroll
+      for (int q = 0; q < thread_n / 4; ++q) {
+        const float4 v = *reinterpret_cast<const float4*>(bs + kk * b_row + q * stride_n + tx * 4);
+        b_frag[f][4 * q + 0] = v.x, b_frag[f][4 * q + 1] = v.y, b_frag[f][4 * q + 2] = v.z, b_frag[f][4 * q + 3] = v.w;
+      }
     };
     load_fragments(a_smem[0], b_smem[0], 0, 0);
 
@@ -345,24 +357,24 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
           load_fragments(a_smem[buf], b_smem[buf], kk + 1, (kk + 1) % 2);
         }
 #pragma unroll
-        for (int i = 0; i < 8; ++i) {
+        for (int i = 0; i < thread_m; ++i) {
 #pragma unroll
-          for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(a_frag[kk % 2][i], b_frag[kk % 2][j], acc[i][j]);
+          for (int j = 0; j < thread_n; ++j) acc[i][j] = fmaf(a_frag[kk % 2][i], b_frag[kk % 2][j], acc[i][j]);
         }
       }
       if (!has_next) break;
     }
   }
 
-  // Epilogue: each thread writes 8 rows × two runs of 4 columns.
+  // Epilogue: each thread writes thread_m rows × (thread_n / 4) runs of 4 columns.
   float* const o = out + static_cast<std::int64_t>(blockIdx.z) * out_slice_stride;
 #pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const std::int64_t row = m0 + (i < 4 ? ty * 4 + i : bm / 2 + ty * 4 + (i - 4));
+  for (int i = 0; i < thread_m; ++i) {
+    const std::int64_t row = m0 + (i / 4) * stride_m + ty * 4 + i % 4;
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const std::int64_t col = n0 + half * (bn / 2) + tx * 4;
-      const float v[4] = {acc[i][half * 4 + 0], acc[i][half * 4 + 1], acc[i][half * 4 + 2], acc[i][half * 4 + 3]};
+    for (int q = 0; q < thread_n / 4; ++q) {
+      const std::int64_t col = n0 + q * stride_n + tx * 4;
+      const float v[4] = {acc[i][4 * q + 0], acc[i][4 * q + 1], acc[i][4 * q + 2], acc[i][4 * q + 3]};
       detail::store_four(o, ldo, row, col, p.m, p.n, alpha, beta, out_vector, v);
     }
   }
