@@ -5,6 +5,9 @@
 # benchmarks with JSON output, write logs and results into OUT, and print a
 # short summary last.
 #   usage: scripts/gpu-check.sh OUT [STAGES]
+#   OUT receives six files (build.log, ctest.log, sanitizer.log, bench.log and
+#   bench/{benchmarks.json,report.md}); the device tool returns at most 8 files from
+#   $OUT, so a call that adds more than two of its own loses some (2983dba lost its JSON).
 #   Exits non-zero when a build, a test, a sanitizer run or a benchmark failed.
 #   STAGES: comma list of build,test,sanitize,bench (default: all four)
 #   BENCH_ARGS: extra arguments for every benchmark binary (e.g. --benchmark_filter=...)
