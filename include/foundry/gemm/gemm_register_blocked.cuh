@@ -2,10 +2,11 @@
 /// \file
 /// Rung 3 of the GEMM ladder: register-blocked fp32 on the CUDA cores.
 ///
-/// A block of 256 threads computes a 128 × 128 tile of C; each thread holds an
-/// 8 × 8 sub-tile in registers. Per step of K a thread loads 8 values of A and
-/// 8 of B from shared memory (four 16-byte loads) and does 64 FMAs with them,
-/// so the arithmetic, not the memory, becomes the bound. Around that core:
+/// By default a block of 256 threads computes a 128 × 128 tile of C; each thread
+/// holds an 8 × 8 sub-tile in registers (the policy's `thread_m` × `thread_n`).
+/// Per step of K a thread loads 8 values of A and 8 of B from shared memory (four
+/// 16-byte loads) and does 64 FMAs with them, so the arithmetic, not the memory,
+/// becomes the bound. Around that core:
 ///
 /// - **Vector loads.** Tiles move from global memory in 16-byte `float4`
 ///   loads when the operand's pointer and leading dimension allow it; otherwise
@@ -20,9 +21,9 @@
 ///   warp reads at most 128 distinct bytes per load: broadcasts, no conflicts.
 ///   A tile that arrives contiguous along k is transposed on the way in; its
 ///   rows are padded by 4 floats so that the scattered stores do not collide.
-/// - **Thread layout.** A thread's 8 × 8 sub-tile is four 4 × 4 pieces, 64 rows
-///   and 64 columns apart; a warp is a 4 × 8 grid of threads, so its A loads
-///   touch 64 bytes and its B loads 128 bytes per step.
+/// - **Thread layout.** A thread's sub-tile is made of 4 × 4 pieces (8 × 8: four,
+///   64 rows and 64 columns apart in a 128 × 128 tile); a warp is a 4 × 8 grid of
+///   threads, so its A loads touch 64 bytes and its B loads 128 bytes per step.
 /// - **Edges.** Every global load is predicated (zeros past M, N, K) and every
 ///   store checked, so any M, N, K works; the predicates cost a few integer
 ///   instructions per 512 FMAs.
@@ -51,8 +52,8 @@
 
 namespace foundry::gemm_kernels {
 
-/// Tile shape of rung 3. The thread sub-tile is fixed at 8 × 8 (four 4 × 4
-/// pieces); the block tile and the K slice are parameters.
+/// Tile shape of rung 3: the block tile, the K slice, the blocks per SM the
+/// registers are budgeted for, and the thread sub-tile (a multiple of 4 × 4).
 template <int BlockM = 128, int BlockN = 128, int BlockK = 8, int MinBlocksPerSm = 2, int ThreadM = 8,
           int ThreadN = 8>
 struct register_blocked_policy {
@@ -82,7 +83,7 @@ struct register_blocked_policy {
   /// tiles without per-element predicates ran 0.5-1% slower (probe run, same day).
   static constexpr int block_k = BlockK;
   /// 2 blocks (16 warps) per SM: the cap of 128 registers per thread that this
-  /// implies holds the 64 accumulators, 32 fragment and 8 staging registers
+  /// implies holds the default 8 × 8 tile's 64 accumulators, 32 fragment and 8 staging registers
   /// without spills on the float4 path (ptxas, sm_80 and sm_90: 124-128
   /// registers, 0 spills; the scalar fallback spills 4-12 bytes on sm_90).
   /// Measured on the H200, 2026-12-02 (bench/results/h200), against 1 block per SM
@@ -97,6 +98,10 @@ struct register_blocked_policy {
   /// a thread's shared loads is one float4 and a warp's loads cover a contiguous span.
   static constexpr int thread_m = ThreadM;
   static constexpr int thread_n = ThreadN;
+  static_assert(thread_m % 4 == 0 && thread_n % 4 == 0, "a thread's sub-tile is made of 4 × 4 pieces");
+  static_assert(block_m % thread_m == 0 && (block_m / thread_m) % 4 == 0 && block_n % thread_n == 0 &&
+                    (block_n / thread_n) % 8 == 0,
+                "a warp is a 4 × 8 grid of threads");
   static constexpr int piece_stride_m = 4 * block_m / thread_m;
   static constexpr int piece_stride_n = 4 * block_n / thread_n;
   static constexpr int threads = (block_m / thread_m) * (block_n / thread_n);
@@ -105,10 +110,6 @@ struct register_blocked_policy {
   /// stores 16 banks apart.
   static constexpr int smem_pad = 4;
 
-  static_assert(thread_m % 4 == 0 && thread_n % 4 == 0, "a thread's sub-tile is made of 4 × 4 pieces");
-  static_assert(block_m % thread_m == 0 && (block_m / thread_m) % 4 == 0 && block_n % thread_n == 0 &&
-                    (block_n / thread_n) % 8 == 0,
-                "a warp is a 4 × 8 grid of threads");
   static_assert(block_k % 8 == 0, "k-contiguous tiles are read in pairs of float4 along k");
   static_assert(threads % 32 == 0 && threads <= 1024, "whole warps, within the block limit");
 };

@@ -537,8 +537,8 @@ __global__ void __launch_bounds__(tensor_core_shape<Policy>::threads, 1)
   // Phase 1: the steps whose refill (step + stages - 1) is a whole K tile, in a block tile
   // wholly inside M and N (block-uniform). Phase 2: the rest, with bounds.
   const bool block_inside = m0 + Policy::block_m <= p.m && n0 + Policy::block_n <= p.n;
-  const std::int64_t whole_k_tiles = p.k > k_begin ? (p.k - k_begin) / Policy::block_k : 0;
-  const int whole_steps = whole_k_tiles < steps ? static_cast<int>(whole_k_tiles) : steps;
+  // Steps of this slice whose K tile is whole (all of them but a ragged last one).
+  const int whole_steps = k_end > k_begin ? static_cast<int>((k_end - k_begin) / Policy::block_k) : 0;
   const int inside_end = block_inside && whole_steps > stages - 1 ? whole_steps - (stages - 1) : 0;
   run_steps(std::true_type{}, 0, inside_end);
   run_steps(std::false_type{}, inside_end, steps);
