@@ -14,6 +14,7 @@
 #   SANITIZE_FILTER: Catch2 filter for the sanitizer runs (default: skip hidden, [large] and
 #                    [not_under_sanitizer] cases; racecheck also skips [racecheck_slow])
 #   SANITIZE_TOOLS: compute-sanitizer tools to run (default: memcheck racecheck synccheck initcheck)
+#   SANITIZE_BINARIES: test binaries to run them on, by name (default: every tests/test_*)
 #   SANITIZE_TIMEOUT: seconds allowed per tool and binary (default: 300)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -53,8 +54,10 @@ if has sanitize; then
   : >"$out/sanitizer.log"
   for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
     errors=0
-    for bin in "$build"/tests/test_*; do
-      [ -x "$bin" ] || continue
+    bins=("$build"/tests/test_*)
+    [ -n "${SANITIZE_BINARIES:-}" ] && read -r -a bins <<<"$(printf "$build/tests/%s " $SANITIZE_BINARIES)"
+    for bin in "${bins[@]}"; do
+      [ -x "$bin" ] || { [ -n "${SANITIZE_BINARIES:-}" ] && echo "== $tool $(basename "$bin"): not built" >>"$out/sanitizer.log" && errors=$((errors + 1)); continue; }
       extra=()
       [ "$tool" = memcheck ] && extra=(--leak-check full)
       tool_filter=$filter
