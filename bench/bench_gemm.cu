@@ -329,6 +329,13 @@ const bool registered = [] {
     add<bf16>("gemm_bf16/foundry_tensor_core_128x128_4w", sh,
               with_tensor_core_policy<bf16, tensor_core_candidate<128, 128, 64, 2, 2, 3>>());
   }
+  // Two blocks per SM: one block's epilogue (128 KiB of C per tile) overlaps the other's
+  // main loop, which the default tile (one block per SM) cannot do; the shapes where the
+  // default falls below 0.6x cuBLAS.
+  for (const shape& sh : {shapes[2], shapes[3]}) {
+    add<__nv_bfloat16>("gemm_bf16/foundry_tensor_core_128x128_4w", sh,
+                       with_tensor_core_policy<__nv_bfloat16, tensor_core_candidate<128, 128, 64, 2, 2, 3>>());
+  }
   for (const shape& sh : shapes) add_16bit<__half>("gemm_f16", sh);
   return true;
 }();
