@@ -62,11 +62,12 @@ struct register_blocked_policy {
   /// 2 blocks/SM) ran 45.9 TFLOP/s at 8192^3 (row
   /// gemm_f32/foundry_register_blocked/8192x8192x8192; cuBLAS 51.1, 0.898×) and 45.3
   /// TFLOP/s at 4096^3 (row gemm_f32/foundry_register_blocked/4096x4096x4096; cuBLAS
-  /// 51.2, 0.885×). Nsight Compute at 4096^3 (probe run, same day): issue slots 79%
-  /// busy, 86% of the issued instructions FFMA, the top stall "not selected" (2.2
-  /// cycles per issue, another warp issued): the kernel is bound by instruction issue,
-  /// and the rest of the gap to cuBLAS is the 14% that are not FFMA (shared loads,
-  /// the global-to-shared staging, the barrier, loop control).
+  /// 51.2, 0.885×). Nsight Compute at 8192^3 (bench/results/h200/runs/befa0e9): 86% of
+  /// the issued instructions FFMA (the main loop issues 512 FFMA and about 65 others per
+  /// K slice: 32 shared loads, the staging, the barrier, loop control), issue slots 82%
+  /// busy although 2.65 warps per cycle were eligible: dispatch stalls (0.46 cycles per
+  /// issue), which on FFMA-dense code point at register-bank conflicts that compiled
+  /// CUDA C++ does not control, and short-scoreboard waits on the shared loads (0.51).
   /// 128 × 64 was not measured yet.
   static constexpr int block_m = BlockM;
   static constexpr int block_n = BlockN;
