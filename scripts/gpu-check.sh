@@ -16,6 +16,8 @@
 #   SANITIZE_TOOLS: compute-sanitizer tools to run (default: memcheck racecheck synccheck initcheck)
 #   SANITIZE_BINARIES: test binaries to run them on, by name (default: every tests/test_*)
 #   SANITIZE_TIMEOUT: seconds allowed per tool and binary (default: 300)
+#   BUILD: the build tree that test and sanitize use (default: build/h200); test binaries
+#          built elsewhere for sm_90 can be sanitized from BUILD/tests without a build stage
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/gpu-check.sh OUT [STAGES]}
@@ -23,7 +25,7 @@ stages=${2:-build,test,sanitize,bench}
 mkdir -p "$out"
 export PATH="$PATH:/usr/local/cuda/bin"
 [ -d .device-deps ] && export CMAKE_PREFIX_PATH="$PWD/.device-deps" LD_LIBRARY_PATH="$PWD/.device-deps/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
-build=build/h200
+build=${BUILD:-build/h200}
 summary=()
 fail=0
 note() { summary+=("$(printf '%-10s %s' "$1" "$2")"); }
@@ -64,11 +66,12 @@ if has sanitize; then
       # Cases of hundreds of launches take many minutes under racecheck; each binary
       # keeps a smaller case that covers the same kernels for it.
       [ "$tool" = racecheck ] && tool_filter="$filter~[racecheck_slow]"
+      started=$SECONDS
       log=$(timeout "${SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$tool" "${extra[@]}" --error-exitcode 99 "$bin" "$tool_filter" 2>&1)
       rc=$?
       n=$(grep -oE '(ERROR SUMMARY: |RACECHECK SUMMARY: )[0-9]+' <<<"$log" | grep -oE '[0-9]+' | tail -1)
       errors=$((errors + ${n:-0}))
-      { echo "== $tool $(basename "$bin") rc=$rc errors=${n:-?}"; grep -E 'SUMMARY|test cases|FAILED|with expansion|^  |=========  ' <<<"$log" | head -40; } >>"$out/sanitizer.log"
+      { echo "== $tool $(basename "$bin") rc=$rc errors=${n:-?} ($((SECONDS - started)) s)"; grep -E 'SUMMARY|test cases|FAILED|with expansion|^  |=========  ' <<<"$log" | head -40; } >>"$out/sanitizer.log"
       [ "$rc" -ne 0 ] && [ "${n:-0}" -eq 0 ] && errors=$((errors + 1)) && echo "$tool $(basename "$bin"): exit $rc" >>"$out/sanitizer.log"
     done
     note "$tool" "$errors errors"
