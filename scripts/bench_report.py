@@ -75,13 +75,16 @@ def load_rows(paths):
         benchmarks = data.get("benchmarks", [])
         medians = {b.get("run_name"): b for b in benchmarks
                    if b.get("run_type") == "aggregate" and b.get("aggregate_name") == "median"}
-        seen = set()
+        seen, file_rows = set(), []
         for b in benchmarks:
             run_name = b.get("run_name", b.get("name", ""))
             if b.get("run_type") == "aggregate" or run_name in seen:
                 continue
             seen.add(run_name)
-            rows.append(make_row(medians.get(run_name, b), run_name))
+            # Registration order, whatever order the runs took (--benchmark_enable_random_interleaving).
+            order = (b.get("family_index", len(file_rows)), b.get("per_family_instance_index", 0))
+            file_rows.append((order, make_row(medians.get(run_name, b), run_name)))
+        rows += [row for _, row in sorted(file_rows, key=lambda item: item[0])]
     return contexts, rows
 
 

@@ -72,16 +72,19 @@ struct tensor_core_policy {
   /// Block tile 128 × 256: with 64 × 64 warp tiles a thread holds 128 fp32
   /// accumulators, and every element copied to shared memory feeds 128 (A) or
   /// 64 (B) multiply-adds per warp. The mma.sync instruction itself, fed from registers,
-  /// peaks at 641 TFLOP/s on the H200 (ceiling bf16_mma_sync, bench/results/h200); 0.6×
-  /// cuBLAS bf16 would need about 70% of it.
+  /// peaks at about 640 TFLOP/s on the H200 (ceiling bf16_mma_sync, bench/results/h200);
+  /// 0.6× cuBLAS bf16 would need about 70% of it.
   ///
-  /// Measured on the H200, 2026-12-02, at commit 2983dba (bench/results/h200/runs/2983dba/
-  /// bench.log, rows gemm_bf16/foundry_tensor_core/... against gemm_bf16/cublas/... of the
-  /// same run): 453 TFLOP/s bf16 at 4096^3 against cuBLAS's 753, 0.60× (71% of the mma.sync
-  /// ceiling); 494 against 680 at 8192^3, 0.73× (cuBLAS ran 782 there in a probe run the
-  /// same day, where this kernel ran 482: 0.62×); 296 against 511 at 8192 × 8192 × 1024,
-  /// 0.58×; 299 against 629 at 1024 × 1024 × 8192, 0.48×, with 4 K slices (split-K below;
-  /// 78 TFLOP/s without it). fp16 within 3-7% of these (rows gemm_f16/...).
+  /// Measured on the H200, 2026-12-02 (bench/results/h200, run of ef7a83a, medians of 3
+  /// interleaved repetitions; rows gemm_bf16/foundry_tensor_core_128x256/..., this tiling
+  /// forced, against gemm_bf16/cublas/...): 453 TFLOP/s bf16 at 4096^3 against cuBLAS's 757,
+  /// 0.60× (71% of the mma.sync ceiling); 475 against 789 at 8192^3, 0.60×; 307 against 651
+  /// at 1024 × 1024 × 8192 with 4 K slices (split-K below), 0.47×. The rows of the automatic
+  /// choice (gemm_bf16/foundry_tensor_core/...), which run this same kernel at those shapes,
+  /// got 428 (0.57×), 476 and 322 (0.49×) in the same run: rows of one kernel differ by up
+  /// to 6% with the GPU's power-managed clock. The run of 2983dba (runs/2983dba/bench.log)
+  /// had 453 against 753, 494 against 680 and 299 against 629. fp16 within a few percent
+  /// (rows gemm_f16/...).
   ///
   /// How it got there, one limit at a time (Nsight Compute and the SASS at 4096^3; the
   /// figures of bench/results/h200/runs/2983dba/ncu_tensor_core_4096.txt for the last):
@@ -90,20 +93,21 @@ struct tensor_core_policy {
   ///   pairs out of ldmatrix's order, and about 20 instructions of bounds and 64-bit
   ///   addresses per cp.async; tensor pipe 43% busy. B now comes out of ldmatrix in mma's
   ///   order (`fragment_order::k_first`: the moves are gone from the SASS).
-  /// - 350 (run of 5bbc0fc, bench/results/h200): 4.5 instructions per mma, tensor pipe 56%.
+  /// - 350 (run of 5bbc0fc: git show befa0e9:bench/results/h200/benchmarks.json): 4.5
+  ///   instructions per mma, tensor pipe 56%.
   ///   ptxas had if-converted the edge path of every copy into about 250 predicated
   ///   instructions per step, issued even where the tile lies inside the matrices; with two
   ///   warps per scheduler, each warp's mma wait behind its own integer chains (top stall:
   ///   a fixed-latency dependency). The main loop now runs the steps whose tiles lie inside
   ///   A and B in a copy of the loop without bounds (`run_steps` in the kernel).
-  /// - 453 (now): 2.3 instructions per mma, tensor pipe 75% busy; the top stalls are the
+  /// - 453 (2983dba and now): 2.3 instructions per mma, tensor pipe 75% busy; the top stalls are the
   ///   fixed-latency wait between a warp's mma (2.2 cycles per issue) and the tensor pipe
   ///   itself (math pipe throttle, 1.8): two warps per scheduler (255 registers) leave
   ///   little to hide the first behind.
-  /// Other block tiles (bench/results/h200/runs/2983dba/bench.log, at 4096^3 and 8192^3):
-  /// 256 × 128 with 4 × 2 warps 421 and 434 (rows gemm_bf16/foundry_tensor_core_256x128/...),
-  /// 128 × 128 with 4 warps, two blocks per SM, 446 and 425 (rows
-  /// gemm_bf16/foundry_tensor_core_128x128_4w/...), against this tile's 453 and 494. 16
+  /// Other block tiles (bench/results/h200, at 4096^3 and 8192^3): 256 × 128 with 4 × 2
+  /// warps 444 and 474 (rows gemm_bf16/foundry_tensor_core_256x128/...), 128 × 128 with 4
+  /// warps, two blocks per SM (`tensor_core_shallow_k_policy`), 447 and 429 (rows
+  /// gemm_bf16/foundry_tensor_core_128x128/...), against this tile's 453 and 475. 16
   /// warps of 32 × 64 (four per scheduler) would cap a thread at 128 registers: ptxas
   /// spills 112-292 bytes (sm_90), not measured. On Hopper mma.sync is not the fast path:
   /// rung 5 (gemm_wgmma.cuh) is.
@@ -145,6 +149,17 @@ struct tensor_core_policy {
 /// ring and writing its fp32 C tile; with two blocks per SM one block's prologue and
 /// epilogue overlap the other's main loop. Where K is long, the wider tile's higher
 /// reuse of each shared-memory element wins.
+///
+/// Measured on the H200, 2026-12-02 (bench/results/h200, run of ef7a83a, medians of 3
+/// interleaved repetitions; rows gemm_bf16/foundry_tensor_core_128x128/... against
+/// .../foundry_tensor_core_128x256/..., each tiling forced): at 8192 × 8192 × 1024 407
+/// TFLOP/s against 367 (cuBLAS 621: 0.65× against 0.59×; the automatic row ran 395, 0.64×);
+/// at 8192 × 8192 × 2048, where the automatic choice switches, 414 against 432 (an
+/// interleaved probe of the same binary that day: 449 against 432, so about even); at
+/// 4096^3 447 against 453, at 8192^3 429 against 475; at 1024 × 1024 × 8192 (4 K slices
+/// each) 321 against 307. Registers (ptxas, sm_90, nvcc 13.0): 254 per
+/// thread and no spills in three of the four layouts; with A contiguous along M and B
+/// along K, 255 and 36 bytes of spill stores (that layout was not measured apart).
 struct tensor_core_shallow_k_policy {
   static constexpr int block_m = 128;
   static constexpr int block_n = 128;
@@ -158,7 +173,9 @@ struct tensor_core_shallow_k_policy {
 
 /// Not a tiling: as `gemm_tensor_core`'s policy (the default) it picks one per
 /// problem, `tensor_core_shallow_k_policy` when K ≤ `shallow_k_max`, else
-/// `tensor_core_policy` (see `tensor_core_picks_shallow_k`).
+/// `tensor_core_policy` (see `tensor_core_picks_shallow_k`). 2048: the two tilings ran
+/// about even there (figures at `tensor_core_shallow_k_policy`); K = 1024 favours the
+/// shallow one by 11%, K = 4096 the wide one by 1-5%.
 struct tensor_core_auto_policy {
   static constexpr std::int64_t shallow_k_max = 2048;
 };
