@@ -7,14 +7,19 @@
 //   gemm_f32/foundry_register_blocked_1cta        rung 3 tuning candidates: 1 block/SM (up to
 //   gemm_f32/foundry_register_blocked_bk16_1cta   255 registers), BK = 16 with 1 block/SM, and
 //   gemm_f32/foundry_register_blocked_bk16        BK = 16 with 2 blocks/SM (128 registers: spills)
+//   gemm_f32/foundry_register_blocked_256x128_16x8, _128x256_8x16   rung 3 with 16 x 8 and
+//     8 x 16 results per thread at one block per SM (cuBLAS's fp32 tile shape)
 //   gemm_f32/foundry            the public foundry::gemm (the dispatch picks rung 3)
 //   gemm_f32/cublas             cublasSgemm (default math: true fp32, no TF32)
+//   gemm_bf16/foundry_tensor_core, gemm_bf16/foundry, gemm_bf16/cublas   rung 4 (its automatic
+//   tiling: 128 x 128 at two blocks per SM when K <= 2048, else 128 x 256), the dispatch, and
+//   cublasGemmEx (bf16 A and B, fp32 C, CUBLAS_COMPUTE_32F); the same for gemm_f16.
+//   gemm_bf16/foundry_tensor_core_128x256, _128x128   rung 4 with one tiling forced, at every
+//     shape and at 8192x8192x2048 (the K between the measured shapes, where the automatic
+//     choice switches), so that the choice is measured on both sides
 //   gemm_bf16/foundry_tensor_core_<candidate>    rung 4 tuning candidates (4096^3 and 8192^3):
 //     bk32_s4 (block_k 32, 4 stages: the default until 2026-12-02), bk32_s3, s4 (block_k 64,
-//     4 stages: 192 KiB of shared memory), 256x128 (4 x 2 warps), 128x128_4w (128 x 128 tile,
-//     4 warps of 64 x 64: two blocks per SM)
-//   gemm_bf16/foundry_tensor_core, gemm_bf16/foundry, gemm_bf16/cublas   rung 4 and
-//   cublasGemmEx (bf16 A and B, fp32 C, CUBLAS_COMPUTE_32F); the same for gemm_f16.
+//     4 stages: 192 KiB of shared memory), 256x128 (4 x 2 warps)
 //   gemm_bf16/foundry_wgmma, gemm_f16/foundry_wgmma   rung 5 (wgmma fed by TMA); only in
 //   builds with sm_90a code (FOUNDRY_HAS_SM90A, cmake/foundry_sm90a.cmake), where the
 //   gemm_bf16/foundry row (the dispatch) runs it too on the H200. At 1024x1024x8192 (too
@@ -248,7 +253,8 @@ enqueue_fn<In> with_wgmma_split_k(int splits) {
   };
 }
 
-// Tuning candidates for rung 4 (tensor_core_policy: 128 x 256 x 64, 2 x 4 warps, 3 stages).
+// Tuning candidates for rung 4 (tensor_core_policy: 128 x 256 x 64, 2 x 4 warps, 3 stages),
+// one block per SM.
 template <int BlockM, int BlockN, int BlockK, int WarpsM, int WarpsN, int Stages>
 struct tensor_core_candidate {
   static constexpr int block_m = BlockM;
@@ -258,6 +264,7 @@ struct tensor_core_candidate {
   static constexpr int warps_n = WarpsN;
   static constexpr int stages = Stages;
   static constexpr int group_m = 8;
+  static constexpr int blocks_per_sm = 1;
 };
 
 template <class In>
@@ -306,6 +313,12 @@ const bool registered = [] {
                with_register_blocked_policy<foundry::gemm_kernels::register_blocked_policy<128, 128, 16, 1>>());
     add<float>("gemm_f32/foundry_register_blocked_bk16", sh,
                with_register_blocked_policy<foundry::gemm_kernels::register_blocked_policy<128, 128, 16, 2>>());
+    // cuBLAS's fp32 kernel on the H200 (sm80_xmma_gemm_..._tilesize256x128x8_stage3_warpsize4x2x1_ffma,
+    // Nsight Compute) gives each thread 16 × 8 results at one block per SM.
+    add<float>("gemm_f32/foundry_register_blocked_256x128_16x8", sh,
+               with_register_blocked_policy<foundry::gemm_kernels::register_blocked_policy<256, 128, 8, 1, 16, 8>>());
+    add<float>("gemm_f32/foundry_register_blocked_128x256_8x16", sh,
+               with_register_blocked_policy<foundry::gemm_kernels::register_blocked_policy<128, 256, 8, 1, 8, 16>>());
     add<float>("gemm_f32/foundry", sh, with_dispatch<float>());
     add<float>("gemm_f32/cublas", sh, with_cublas<float>());
   }
@@ -320,9 +333,18 @@ const bool registered = [] {
               with_tensor_core_policy<bf16, tensor_core_candidate<128, 256, 32, 2, 4, 3>>());
     add<bf16>("gemm_bf16/foundry_tensor_core_256x128", sh,
               with_tensor_core_policy<bf16, tensor_core_candidate<256, 128, 64, 4, 2, 3>>());
-    add<bf16>("gemm_bf16/foundry_tensor_core_128x128_4w", sh,
-              with_tensor_core_policy<bf16, tensor_core_candidate<128, 128, 64, 2, 2, 3>>());
   }
+  // Rung 4's two tilings, each forced, on both sides of the K where the automatic choice
+  // switches (tensor_core_auto_policy::shallow_k_max = 2048).
+  const shape between{8192, 8192, 2048};
+  for (const shape& sh : {shapes[0], shapes[1], shapes[2], shapes[3], between}) {
+    namespace gk = foundry::gemm_kernels;
+    add<__nv_bfloat16>("gemm_bf16/foundry_tensor_core_128x256", sh,
+                       with_tensor_core_policy<__nv_bfloat16, gk::tensor_core_policy>());
+    add<__nv_bfloat16>("gemm_bf16/foundry_tensor_core_128x128", sh,
+                       with_tensor_core_policy<__nv_bfloat16, gk::tensor_core_shallow_k_policy>());
+  }
+  add<__nv_bfloat16>("gemm_bf16/cublas", between, with_cublas<__nv_bfloat16>());
   for (const shape& sh : shapes) add_16bit<__half>("gemm_f16", sh);
   return true;
 }();

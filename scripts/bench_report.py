@@ -75,13 +75,16 @@ def load_rows(paths):
         benchmarks = data.get("benchmarks", [])
         medians = {b.get("run_name"): b for b in benchmarks
                    if b.get("run_type") == "aggregate" and b.get("aggregate_name") == "median"}
-        seen = set()
+        seen, file_rows = set(), []
         for b in benchmarks:
             run_name = b.get("run_name", b.get("name", ""))
             if b.get("run_type") == "aggregate" or run_name in seen:
                 continue
             seen.add(run_name)
-            rows.append(make_row(medians.get(run_name, b), run_name))
+            # Registration order, whatever order the runs took (--benchmark_enable_random_interleaving).
+            order = (b.get("family_index", len(file_rows)), b.get("per_family_instance_index", 0))
+            file_rows.append((order, make_row(medians.get(run_name, b), run_name)))
+        rows += [row for _, row in sorted(file_rows, key=lambda item: item[0])]
     return contexts, rows
 
 
@@ -200,6 +203,44 @@ def summary_table(rows):
     return lines
 
 
+# The GEMM ladder's rungs, in the order a reader climbs them (bench/bench_gemm.cu's variants).
+GEMM_RUNGS = (("naive", "1 naive"), ("foundry_shared_tiled", "2 shared-memory tiled"),
+              ("foundry_register_blocked", "3 register-blocked"), ("foundry_tensor_core", "4 mma.sync"),
+              ("foundry_wgmma", "5 wgmma + TMA"))
+
+
+def ladder_table(rows):
+    """Each GEMM rung's TFLOP/s with its ratio to cuBLAS (the time of the `cublas` row of the
+    same precision and shape over the rung's), one line per precision and shape; empty when
+    the input has no GEMM rows."""
+    gemm = [r for r in rows if r["algorithm"].startswith("gemm_") and r["mode"] == "hot"]
+    rungs = [(v, title) for v, title in GEMM_RUNGS if any(r["variant"] == v for r in gemm)]
+    if not gemm or not rungs:
+        return []
+    keys = list(dict.fromkeys((r["algorithm"], r["rest"]) for r in gemm))
+    lines = ["| precision | M×N×K | " + " | ".join("rung " + title for _, title in rungs) + " | cuBLAS |",
+             "|---|---|" + "---|" * (len(rungs) + 1)]
+    for algorithm, rest in keys:
+        members = {r["variant"]: r for r in gemm if (r["algorithm"], r["rest"]) == (algorithm, rest)}
+        if not any(v in members for v, _ in rungs):
+            continue
+        peer = members.get("cublas")
+        cells = []
+        for variant, _ in rungs:
+            r = members.get(variant)
+            if r is None:
+                cells.append("-")
+            elif r["error"]:
+                cells.append("FAILED")
+            elif peer and not peer["error"] and r["seconds"] > 0:
+                cells.append("%s (%.2f×)" % (fmt_num(r["tflops"]), peer["seconds"] / r["seconds"]))
+            else:
+                cells.append(fmt_num(r["tflops"]))
+        lines.append("| %s | %s | %s | %s |" % (algorithm[len("gemm_"):], pretty_size(rest, "hot"), " | ".join(cells),
+                                               "-" if peer is None else throughput(peer)))
+    return lines
+
+
 def full_table(rows):
     lines = ["| benchmark | time | GB/s | TFLOP/s | flop/byte | % of ceiling | noise | bound | notes |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -237,7 +278,14 @@ def write_markdown(path, contexts, rows, ceilings):
     out += ["Figures are GB/s (bytes read + written) or TFLOP/s of the median sample; foundry/peer is the peer's "
             "time over foundry's (above 1: foundry is faster); % of ceiling is foundry's (or the best row's) share "
             "of the ceiling that binds it.", ""]
-    out += summary_table(rows) + ["", "## Every row", ""] + full_table(rows)
+    out += summary_table(rows)
+    ladder = ladder_table(rows)
+    if ladder:
+        out += ["", "### The GEMM ladder", "",
+                "TFLOP/s of each rung (the rung called directly, its own tiling and split-K choice) and, in "
+                "brackets, cuBLAS's time over the rung's at the same precision and shape (above 1: the rung is "
+                "faster).", ""] + ladder
+    out += ["", "## Every row", ""] + full_table(rows)
     failed = [r for r in rows if r["error"]]
     if failed:
         out += ["", "**%d benchmark(s) failed.**" % len(failed)]

@@ -10,12 +10,17 @@
 #   $OUT, so a call that adds more than two of its own loses some (2983dba lost its JSON).
 #   Exits non-zero when a build, a test, a sanitizer run or a benchmark failed.
 #   STAGES: comma list of build,test,sanitize,bench (default: all four)
-#   BENCH_ARGS: extra arguments for every benchmark binary (e.g. --benchmark_filter=...)
+#   BENCH_ARGS: extra arguments for every benchmark binary (e.g. --benchmark_filter=...); by
+#               default three repetitions of every row in random order, reported as their
+#               median: on the H200 a row that follows heavy GEMMs runs up to 10% slower
+#               (power), so one pass in a fixed order skews the rows that come late
 #   SANITIZE_FILTER: Catch2 filter for the sanitizer runs (default: skip hidden, [large] and
 #                    [not_under_sanitizer] cases; racecheck also skips [racecheck_slow])
 #   SANITIZE_TOOLS: compute-sanitizer tools to run (default: memcheck racecheck synccheck initcheck)
 #   SANITIZE_BINARIES: test binaries to run them on, by name (default: every tests/test_*)
 #   SANITIZE_TIMEOUT: seconds allowed per tool and binary (default: 300)
+#   BUILD: the build tree that test and sanitize use (default: build/h200); test binaries
+#          built elsewhere for sm_90 can be sanitized from BUILD/tests without a build stage
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/gpu-check.sh OUT [STAGES]}
@@ -23,7 +28,7 @@ stages=${2:-build,test,sanitize,bench}
 mkdir -p "$out"
 export PATH="$PATH:/usr/local/cuda/bin"
 [ -d .device-deps ] && export CMAKE_PREFIX_PATH="$PWD/.device-deps" LD_LIBRARY_PATH="$PWD/.device-deps/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
-build=build/h200
+build=${BUILD:-build/h200}
 summary=()
 fail=0
 note() { summary+=("$(printf '%-10s %s' "$1" "$2")"); }
@@ -64,11 +69,12 @@ if has sanitize; then
       # Cases of hundreds of launches take many minutes under racecheck; each binary
       # keeps a smaller case that covers the same kernels for it.
       [ "$tool" = racecheck ] && tool_filter="$filter~[racecheck_slow]"
+      started=$SECONDS
       log=$(timeout "${SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$tool" "${extra[@]}" --error-exitcode 99 "$bin" "$tool_filter" 2>&1)
       rc=$?
       n=$(grep -oE '(ERROR SUMMARY: |RACECHECK SUMMARY: )[0-9]+' <<<"$log" | grep -oE '[0-9]+' | tail -1)
       errors=$((errors + ${n:-0}))
-      { echo "== $tool $(basename "$bin") rc=$rc errors=${n:-?}"; grep -E 'SUMMARY|test cases|FAILED|with expansion|^  |=========  ' <<<"$log" | head -40; } >>"$out/sanitizer.log"
+      { echo "== $tool $(basename "$bin") rc=$rc errors=${n:-?} ($((SECONDS - started)) s)"; grep -E 'SUMMARY|test cases|FAILED|with expansion|^  |=========  ' <<<"$log" | head -40; } >>"$out/sanitizer.log"
       [ "$rc" -ne 0 ] && [ "${n:-0}" -eq 0 ] && errors=$((errors + 1)) && echo "$tool $(basename "$bin"): exit $rc" >>"$out/sanitizer.log"
     done
     note "$tool" "$errors errors"
@@ -79,7 +85,7 @@ fi
 
 if has bench; then
   s=$SECONDS
-  FOUNDRY_PRESET=h200 FOUNDRY_SKIP_DEPS=1 FOUNDRY_SKIP_BUILD=1 scripts/bench.sh "$out/bench" ${BENCH_ARGS:-} >"$out/bench.log" 2>&1
+  FOUNDRY_PRESET=h200 FOUNDRY_SKIP_DEPS=1 FOUNDRY_SKIP_BUILD=1 scripts/bench.sh "$out/bench" ${BENCH_ARGS---benchmark_repetitions=3 --benchmark_enable_random_interleaving=true} >"$out/bench.log" 2>&1
   rc=$?
   note bench "exit $rc ($((SECONDS - s)) s)"
   [ "$rc" -eq 0 ] || fail=1

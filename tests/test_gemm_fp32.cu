@@ -23,10 +23,13 @@ using foundry::matrix_view;
 namespace {
 
 // ---------------------------------------------------------------------------
-// What runs: one rung through gemm_with, or the public gemm (the dispatch).
+// What runs: one rung through gemm_with, the public gemm (the dispatch), or a kernel launcher
+// called directly (a rung with a policy other than its default).
+using direct_launcher = void (*)(const foundry::gemm_problem<float, float>&, cuda::stream_ref);
 struct rung_under_test {
   const char* name;
-  std::optional<gemm_rung> rung;  // empty: foundry::gemm picks
+  std::optional<gemm_rung> rung;     // empty: foundry::gemm picks, unless `direct` is set
+  direct_launcher direct = nullptr;  // set: called with the problem make_gemm_problem builds
 };
 
 std::vector<rung_under_test> fp32_rungs() {
@@ -39,7 +42,9 @@ std::vector<rung_under_test> fp32_rungs() {
 template <class TA, class TB>
 void run(const rung_under_test& r, float alpha, matrix_view<TA> a, matrix_op op_a, matrix_view<TB> b,
          matrix_op op_b, float beta, matrix_view<float> c, cuda::stream_ref s) {
-  if (r.rung) {
+  if (r.direct) {
+    r.direct(foundry::make_gemm_problem<float, float>(alpha, a, op_a, b, op_b, beta, c), s);
+  } else if (r.rung) {
     foundry::gemm_with(*r.rung, alpha, a, op_a, b, op_b, beta, c, s);
   } else {
     foundry::gemm(alpha, a, op_a, b, op_b, beta, c, s);
@@ -268,6 +273,25 @@ TEST_CASE("gemm matches the reference on non-square shapes and across tile edges
                                                       {129, 257, 9}, {259, 130, 37}, {64, 96, 3000}};
   for (const auto& shape : shapes) {
     for (const auto& g : all_transposes(shape[0], shape[1], shape[2], 1.0f, 0.0f)) check_case(r, g, s);
+  }
+}
+
+TEST_CASE("register_blocked with other thread tiles matches the reference", "[gpu][racecheck_slow]") {
+  namespace gk = foundry::gemm_kernels;
+  using tall = gk::register_blocked_policy<256, 128, 8, 1, 16, 8>;  // 16 × 8 per thread
+  using wide = gk::register_blocked_policy<128, 256, 8, 1, 8, 16>;  // 8 × 16 per thread
+  const auto r = GENERATE(values<rung_under_test>(
+      {{"register_blocked 256x128, 16x8", std::nullopt, static_cast<direct_launcher>(&gk::gemm_register_blocked<tall>)},
+       {"register_blocked 128x256, 8x16", std::nullopt, static_cast<direct_launcher>(&gk::gemm_register_blocked<wide>)}}));
+  foundry::stream s;
+  // Across the block and piece edges of both tiles, a K split in slices, and (offset 1) the
+  // scalar path.
+  for (const auto& shape : std::vector<std::vector<std::int64_t>>{{17, 33, 65}, {300, 520, 77}, {64, 96, 3000}}) {
+    for (auto g : all_transposes(shape[0], shape[1], shape[2], 1.5f, -0.5f)) {
+      check_case(r, g, s);
+      g.offset = 1;
+      check_case(r, g, s);
+    }
   }
 }
 

@@ -180,25 +180,31 @@ using foundry::test::gemm_outcome;
 using foundry::test::make_gemm_case;
 using shape = foundry::test::gemm_shape;
 
-// Runs `c` through gemm_tensor_core on random data (fixed seeds) and checks it; returns the
-// outcome for further checks (`path`: whether the fast kernel ran).
-template <class In>
-gemm_outcome require_matches(const gemm_case& c) {
-  INFO(foundry::test::describe(c));
-  const auto out = foundry::test::run_gemm_case<In>(
-      c, [](const auto& p) { return gk::gemm_tensor_core_fast_path(p); },
-      [](const auto& p, cuda::stream_ref s) { gk::gemm_tensor_core(p, s); });
-  return foundry::test::check_gemm_outcome(out, "fast path");
-}
-
-// require_matches with split-K options (a forced slice count, a caller's workspace).
+// Runs `c` through gemm_tensor_core with split-K `options` (a forced slice count, a
+// caller's workspace) on random data (fixed seeds) and checks it, once with each tiling of
+// the fast kernel whatever K is (the automatic choice is one of them), so that both meet
+// every shape, layout and edge; returns the outcome for further checks (`path`: whether the
+// fast kernel ran; it does not depend on the tiling).
 template <class In>
 gemm_outcome require_matches_split(const gemm_case& c, const gk::split_k_options& options) {
-  INFO(foundry::test::describe(c) << ", split_k " << options.split_k << ", workspace " << options.workspace.size());
-  const auto out = foundry::test::run_gemm_case<In>(
-      c, [](const auto& p) { return gk::gemm_tensor_core_fast_path(p); },
-      [&](const auto& p, cuda::stream_ref s) { gk::gemm_tensor_core(p, options, s); });
-  return foundry::test::check_gemm_outcome(out, "fast path");
+  gemm_outcome outcome;
+  const auto check_with = [&](auto policy, const char* tiling) {
+    INFO(foundry::test::describe(c) << ", " << tiling << ", split_k " << options.split_k << ", workspace "
+                                    << options.workspace.size());
+    const auto out = foundry::test::run_gemm_case<In>(
+        c, [](const auto& p) { return gk::gemm_tensor_core_fast_path(p); },
+        [&](const auto& p, cuda::stream_ref s) { gk::gemm_tensor_core<In, decltype(policy)>(p, options, s); });
+    outcome = foundry::test::check_gemm_outcome(out, "fast path");
+  };
+  check_with(gk::tensor_core_policy{}, "128 x 256 tiling");
+  check_with(gk::tensor_core_shallow_k_policy{}, "128 x 128 tiling (two blocks per SM)");
+  return outcome;
+}
+
+// require_matches_split with the default options (automatic split-K, internal workspace).
+template <class In>
+gemm_outcome require_matches(const gemm_case& c) {
+  return require_matches_split<In>(c, {});
 }
 
 // The brief's odd shapes plus two that span many block tiles and K steps: 300 × 520 × 1000
@@ -345,6 +351,22 @@ TEST_CASE("gemm_tensor_core splits K only when its block tiles leave SMs idle", 
   CHECK(splits(100, 100, 100, 5) == 2);       // at most one slice per K step of 64
   CHECK(splits(128, 256, 1000, 7) == 6);      // depth round_up(143, 64) = 192: 6 slices, as launched
   CHECK(splits(64, 64, 0, 0) == 1);           // K = 0: one empty slice, C = beta * C
+  // The shallow-K tiling runs two blocks per SM: its slots are twice the SMs.
+  const auto shallow_splits = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+    return gk::tensor_core_split_k<gk::tensor_core_shallow_k_policy>(m, n, k, 0, 132).splits;
+  };
+  CHECK(shallow_splits(1024, 1024, 8192) == 4);  // 64 tiles of 128 x 128, 264 slots
+  CHECK(shallow_splits(512, 512, 2048) == 4);    // 16 tiles: K / 512 binds
+  CHECK(shallow_splits(8192, 8192, 1024) == 1);  // 4096 tiles
+  CHECK(shallow_splits(1536, 1536, 2048) == 1);  // 144 tiles: every SM has one
+}
+
+TEST_CASE("gemm_tensor_core's automatic tiling is the 128 x 128 one up to K = 2048", "[gemm][tensor_core]") {
+  CHECK(gk::tensor_core_picks_shallow_k(0));
+  CHECK(gk::tensor_core_picks_shallow_k(1024));
+  CHECK(gk::tensor_core_picks_shallow_k(2048));
+  CHECK_FALSE(gk::tensor_core_picks_shallow_k(2049));
+  CHECK_FALSE(gk::tensor_core_picks_shallow_k(8192));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -405,7 +427,7 @@ TEMPLATE_TEST_CASE("gemm_tensor_core handles every operand contiguity on the fas
 }
 
 // The main loop runs the steps whose refill is a whole tile inside A and B without bounds,
-// the rest with them. Block tiles are 128 × 256 with block_k 64 and 3 stages: unsplit, K =
+// the rest with them. Both tilings step K by 64 with 3 stages: unsplit, K =
 // 64, 192, 200 and 1024 give 0, 1, 1 and 14 bounds-free steps, and 3 K slices of 2148
 // (768, 768 and 612) 10, 10 and 7; 257 × 513 mixes inside and edge block tiles; every
 // layout, since each copies its tiles along other axes. A wrong K limit shows in the results

@@ -114,7 +114,8 @@ inline constexpr int max_filter_size = 15;
 ///
 /// Figures below: H200, 2026-12-02, 8192 × 8192 float image, GB/s read + written
 /// and the fraction of the same run's cudaMemcpy row. "Committed" figures are
-/// rows of bench/results/h200/benchmarks.json (rows
+/// rows of the run of eda7907 (git show 9ff397e:bench/results/h200/benchmarks.json;
+/// bench/results/h200 now holds a later run of the same kernels, within 1% of these) (rows
 /// stencil_<k>x<k>/foundry/8192x8192 for the default and
 /// stencil_<k>x<k>/foundry_<block_x>x<block_y>c<columns>r<rows>/8192x8192 for the
 /// candidates); "probe" figures come from earlier runs of the same bench_stencil

@@ -5,9 +5,11 @@
 ///     C = alpha * A * B + beta * C     A, B: fp16 or bf16;  accumulation and C: fp32
 ///
 /// How the fast kernel works, from global memory to C:
-/// 1. Each block computes a `block_m × block_n` tile of C (128 × 256 by default)
-///    with 8 warps, each owning a 64 × 64 sub-tile: 4 × 8 `mma.m16n8k16` tiles,
-///    128 fp32 accumulators per thread.
+/// 1. Each block computes a `block_m × block_n` tile of C with warps that each own
+///    a 64 × 64 sub-tile: 4 × 8 `mma.m16n8k16` tiles, 128 fp32 accumulators per
+///    thread. Two tilings: 128 × 256 (8 warps, one block per SM), and for K up to
+///    2048 128 × 128 (4 warps, two blocks per SM, so that one block's prologue and
+///    epilogue overlap the other's main loop); `gemm_tensor_core` picks by K.
 /// 2. K is walked `block_k` (64) at a time. The A and B slices of a step are
 ///    copied global → shared with `cp.async` (16 bytes per instruction, no
 ///    registers involved) into a ring of `stages` (3) buffers, so the copies for
@@ -70,16 +72,19 @@ struct tensor_core_policy {
   /// Block tile 128 × 256: with 64 × 64 warp tiles a thread holds 128 fp32
   /// accumulators, and every element copied to shared memory feeds 128 (A) or
   /// 64 (B) multiply-adds per warp. The mma.sync instruction itself, fed from registers,
-  /// peaks at 641 TFLOP/s on the H200 (ceiling bf16_mma_sync, bench/results/h200); 0.6×
-  /// cuBLAS bf16 would need about 70% of it.
+  /// peaks at about 640 TFLOP/s on the H200 (ceiling bf16_mma_sync, bench/results/h200);
+  /// 0.6× cuBLAS bf16 would need about 70% of it.
   ///
-  /// Measured on the H200, 2026-12-02, at commit 2983dba (bench/results/h200/runs/2983dba/
-  /// bench.log, rows gemm_bf16/foundry_tensor_core/... against gemm_bf16/cublas/... of the
-  /// same run): 453 TFLOP/s bf16 at 4096^3 against cuBLAS's 753, 0.60× (71% of the mma.sync
-  /// ceiling); 494 against 680 at 8192^3, 0.73× (cuBLAS ran 782 there in a probe run the
-  /// same day, where this kernel ran 482: 0.62×); 296 against 511 at 8192 × 8192 × 1024,
-  /// 0.58×; 299 against 629 at 1024 × 1024 × 8192, 0.48×, with 4 K slices (split-K below;
-  /// 78 TFLOP/s without it). fp16 within 3-7% of these (rows gemm_f16/...).
+  /// Measured on the H200, 2026-12-02 (bench/results/h200, run of ef7a83a, medians of 3
+  /// interleaved repetitions; rows gemm_bf16/foundry_tensor_core_128x256/..., this tiling
+  /// forced, against gemm_bf16/cublas/...): 453 TFLOP/s bf16 at 4096^3 against cuBLAS's 757,
+  /// 0.60× (71% of the mma.sync ceiling); 475 against 789 at 8192^3, 0.60×; 307 against 651
+  /// at 1024 × 1024 × 8192 with 4 K slices (split-K below), 0.47×. The rows of the automatic
+  /// choice (gemm_bf16/foundry_tensor_core/...), which run this same kernel at those shapes,
+  /// got 428 (0.57×), 476 and 322 (0.49×) in the same run: rows of one kernel differ by up
+  /// to 6% with the GPU's power-managed clock. The run of 2983dba (runs/2983dba/bench.log)
+  /// had 453 against 753, 494 against 680 and 299 against 629. fp16 within a few percent
+  /// (rows gemm_f16/...).
   ///
   /// How it got there, one limit at a time (Nsight Compute and the SASS at 4096^3; the
   /// figures of bench/results/h200/runs/2983dba/ncu_tensor_core_4096.txt for the last):
@@ -88,20 +93,21 @@ struct tensor_core_policy {
   ///   pairs out of ldmatrix's order, and about 20 instructions of bounds and 64-bit
   ///   addresses per cp.async; tensor pipe 43% busy. B now comes out of ldmatrix in mma's
   ///   order (`fragment_order::k_first`: the moves are gone from the SASS).
-  /// - 350 (run of 5bbc0fc, bench/results/h200): 4.5 instructions per mma, tensor pipe 56%.
+  /// - 350 (run of 5bbc0fc: git show befa0e9:bench/results/h200/benchmarks.json): 4.5
+  ///   instructions per mma, tensor pipe 56%.
   ///   ptxas had if-converted the edge path of every copy into about 250 predicated
   ///   instructions per step, issued even where the tile lies inside the matrices; with two
   ///   warps per scheduler, each warp's mma wait behind its own integer chains (top stall:
   ///   a fixed-latency dependency). The main loop now runs the steps whose tiles lie inside
   ///   A and B in a copy of the loop without bounds (`run_steps` in the kernel).
-  /// - 453 (now): 2.3 instructions per mma, tensor pipe 75% busy; the top stalls are the
+  /// - 453 (2983dba and now): 2.3 instructions per mma, tensor pipe 75% busy; the top stalls are the
   ///   fixed-latency wait between a warp's mma (2.2 cycles per issue) and the tensor pipe
   ///   itself (math pipe throttle, 1.8): two warps per scheduler (255 registers) leave
   ///   little to hide the first behind.
-  /// Other block tiles (bench/results/h200/runs/2983dba/bench.log, at 4096^3 and 8192^3):
-  /// 256 × 128 with 4 × 2 warps 421 and 434 (rows gemm_bf16/foundry_tensor_core_256x128/...),
-  /// 128 × 128 with 4 warps, two blocks per SM, 446 and 425 (rows
-  /// gemm_bf16/foundry_tensor_core_128x128_4w/...), against this tile's 453 and 494. 16
+  /// Other block tiles (bench/results/h200, at 4096^3 and 8192^3): 256 × 128 with 4 × 2
+  /// warps 444 and 474 (rows gemm_bf16/foundry_tensor_core_256x128/...), 128 × 128 with 4
+  /// warps, two blocks per SM (`tensor_core_shallow_k_policy`), 447 and 429 (rows
+  /// gemm_bf16/foundry_tensor_core_128x128/...), against this tile's 453 and 475. 16
   /// warps of 32 × 64 (four per scheduler) would cap a thread at 128 registers: ptxas
   /// spills 112-292 bytes (sm_90), not measured. On Hopper mma.sync is not the fast path:
   /// rung 5 (gemm_wgmma.cuh) is.
@@ -130,7 +136,55 @@ struct tensor_core_policy {
   /// 132-SM wave, about 16 columns of B tiles stay hot in L2. Other group sizes
   /// were not measured yet.
   static constexpr int group_m = 8;
+  /// Blocks resident per SM, which `__launch_bounds__` and the split-K plan assume:
+  /// one (255 registers × 256 threads, 144 KiB of shared memory).
+  static constexpr int blocks_per_sm = 1;
 };
+
+/// Tiling of the fast kernel for short K (`gemm_tensor_core` picks it when K ≤
+/// `tensor_core_auto_policy::shallow_k_max`): 128 × 128 with 4 warps of 64 × 64, the
+/// same warp tile, K step and ring as `tensor_core_policy`, at two blocks per SM
+/// (255 registers × 128 threads and 96 KiB of shared memory each). A block tile that
+/// runs only 16 steps of K (K = 1024) spends a large share of its time filling the
+/// ring and writing its fp32 C tile; with two blocks per SM one block's prologue and
+/// epilogue overlap the other's main loop. Where K is long, the wider tile's higher
+/// reuse of each shared-memory element wins.
+///
+/// Measured on the H200, 2026-12-02 (bench/results/h200, run of ef7a83a, medians of 3
+/// interleaved repetitions; rows gemm_bf16/foundry_tensor_core_128x128/... against
+/// .../foundry_tensor_core_128x256/..., each tiling forced): at 8192 × 8192 × 1024 407
+/// TFLOP/s against 367 (cuBLAS 621: 0.65× against 0.59×; the automatic row ran 395, 0.64×);
+/// at 8192 × 8192 × 2048, where the automatic choice switches, 414 against 432 (an
+/// interleaved probe of the same binary that day: 449 against 432, so about even); at
+/// 4096^3 447 against 453, at 8192^3 429 against 475; at 1024 × 1024 × 8192 (4 K slices
+/// each) 321 against 307. Registers (ptxas, sm_90, nvcc 13.0): 254 per
+/// thread and no spills in three of the four layouts; with A contiguous along M and B
+/// along K, 255 and 36 bytes of spill stores (that layout was not measured apart).
+struct tensor_core_shallow_k_policy {
+  static constexpr int block_m = 128;
+  static constexpr int block_n = 128;
+  static constexpr int block_k = 64;
+  static constexpr int warps_m = 2;
+  static constexpr int warps_n = 2;
+  static constexpr int stages = 3;
+  static constexpr int group_m = 8;
+  static constexpr int blocks_per_sm = 2;
+};
+
+/// Not a tiling: as `gemm_tensor_core`'s policy (the default) it picks one per
+/// problem, `tensor_core_shallow_k_policy` when K ≤ `shallow_k_max`, else
+/// `tensor_core_policy` (see `tensor_core_picks_shallow_k`). 2048: the two tilings ran
+/// about even there (figures at `tensor_core_shallow_k_policy`); K = 1024 favours the
+/// shallow one by 11%, K = 4096 the wide one by 1-5%.
+struct tensor_core_auto_policy {
+  static constexpr std::int64_t shallow_k_max = 2048;
+};
+
+/// Whether the automatic tiling of `gemm_tensor_core` is the shallow-K one for a
+/// problem with this K.
+[[nodiscard]] constexpr bool tensor_core_picks_shallow_k(std::int64_t k) noexcept {
+  return k <= tensor_core_auto_policy::shallow_k_max;
+}
 
 /// Tiling of the fallback kernel (unaligned operands): small tiles and no
 /// pipeline; it exists to be correct, not fast.
@@ -418,7 +472,7 @@ __device__ void store_accumulators(const float (&acc)[MFragments][NFragments][4]
 /// (a multiple of block_k, so that only the last slice has a ragged end) into
 /// C + y·c_slice_stride.
 template <class In, class Policy, bool AKContiguous, bool BKContiguous>
-__global__ void __launch_bounds__(tensor_core_shape<Policy>::threads, 1)
+__global__ void __launch_bounds__(tensor_core_shape<Policy>::threads, Policy::blocks_per_sm)
     gemm_tensor_core_kernel(gemm_problem<In, float> p, std::int64_t k_per_split, std::int64_t c_slice_stride) {
   using shape = tensor_core_shape<Policy>;
   using a_layout = operand_tile<AKContiguous, Policy::block_m, Policy::block_k>;
@@ -537,8 +591,8 @@ __global__ void __launch_bounds__(tensor_core_shape<Policy>::threads, 1)
   // Phase 1: the steps whose refill (step + stages - 1) is a whole K tile, in a block tile
   // wholly inside M and N (block-uniform). Phase 2: the rest, with bounds.
   const bool block_inside = m0 + Policy::block_m <= p.m && n0 + Policy::block_n <= p.n;
-  const std::int64_t whole_k_tiles = p.k > k_begin ? (p.k - k_begin) / Policy::block_k : 0;
-  const int whole_steps = whole_k_tiles < steps ? static_cast<int>(whole_k_tiles) : steps;
+  // Steps of this slice whose K tile is whole (all of them but a ragged last one).
+  const int whole_steps = k_end > k_begin ? static_cast<int>((k_end - k_begin) / Policy::block_k) : 0;
   const int inside_end = block_inside && whole_steps > stages - 1 ? whole_steps - (stages - 1) : 0;
   run_steps(std::true_type{}, 0, inside_end);
   run_steps(std::false_type{}, inside_end, steps);
@@ -632,18 +686,19 @@ template <class Policy>
 
 }  // namespace detail
 
-/// The split-K plan the fast kernel of `gemm_tensor_core` uses for an m × n × k
-/// problem on `sm_count` SMs (see `plan_split_k`; `requested` as
-/// `split_k_options::split_k`): one slice while the block tiles occupy every SM,
-/// otherwise enough slices of at least 512 of K to give every SM a block (one
-/// block per SM: 144 KiB of shared memory and 255 registers per thread). At
-/// 1024 × 1024 × 8192: 32 tiles of 128 × 256, 4 slices of 2048.
+/// The split-K plan the fast kernel of `gemm_tensor_core` uses with `Policy` (a
+/// tiling, not the automatic choice) for an m × n × k problem on `sm_count` SMs
+/// (see `plan_split_k`; `requested` as `split_k_options::split_k`): one slice while
+/// the block tiles occupy every SM, otherwise enough slices of at least 512 of K to
+/// fill the `Policy::blocks_per_sm` block slots of every SM. At 1024 × 1024 × 8192
+/// with `tensor_core_policy`: 32 tiles of 128 × 256, 4 slices of 2048.
 template <class Policy = tensor_core_policy>
 [[nodiscard]] split_k_plan tensor_core_split_k(std::int64_t m, std::int64_t n, std::int64_t k, int requested,
                                                int sm_count) {
   constexpr std::int64_t min_k_per_split = 512;
   const std::int64_t tiles = ceil_div<std::int64_t>(m, Policy::block_m) * ceil_div<std::int64_t>(n, Policy::block_n);
-  return plan_split_k(tiles, sm_count, sm_count, k, Policy::block_k, requested, min_k_per_split);
+  return plan_split_k(tiles, std::int64_t{sm_count} * Policy::blocks_per_sm, sm_count, k, Policy::block_k,
+                      requested, min_k_per_split);
 }
 
 /// Enqueues C = alpha·A·B + beta·C on `s` with tensor cores (fp16 or bf16 in,
@@ -651,7 +706,8 @@ template <class Policy = tensor_core_policy>
 /// Shapes and leading dimensions are the caller's to validate (foundry::gemm
 /// does); an empty C launches nothing, K = 0 gives C = beta·C, and C is not read
 /// when beta == 0. Problems that pass `gemm_tensor_core_fast_path` run the
-/// pipelined kernel with `Policy`, any other the fallback (which does not split K:
+/// pipelined kernel with `Policy` (by default the tiling `tensor_core_auto_policy`
+/// picks for the problem's K), any other the fallback (which does not split K:
 /// `options` are ignored there, a caller's workspace neither used nor checked).
 /// Split-K on the fast path (`options`, see `tensor_core_split_k` for the automatic
 /// count): the slices go to a workspace, the caller's or one allocated and freed
@@ -660,44 +716,48 @@ template <class Policy = tensor_core_policy>
 /// limit, if (on the fast path) K needs more than 2^31 - 1 steps of `block_k`, or
 /// if a caller's workspace is too small; `cuda_error` if an
 /// allocation or a launch fails.
-template <class In, class Policy = tensor_core_policy>
+template <class In, class Policy = tensor_core_auto_policy>
 void gemm_tensor_core(const gemm_problem<In, float>& p, const split_k_options& options, cuda::stream_ref s) {
   static_assert(std::is_same_v<In, __half> || std::is_same_v<In, __nv_bfloat16>,
                 "gemm_tensor_core takes __half or __nv_bfloat16 inputs");
-  FOUNDRY_NVTX_FUNCTION_RANGE();
-  if (!gemm_tensor_core_fast_path(p)) {
-    const launch_config c = detail::tile_grid<tensor_core_fallback_policy>(p.m, p.n, 0);
-    launch(s, c, detail::gemm_tensor_core_fallback_kernel<In, tensor_core_fallback_policy>, p);
-    return;
-  }
-  // Both checks run before the device is queried, so that bad input throws its own error.
-  FOUNDRY_EXPECTS(ceil_div<std::int64_t>(p.k, Policy::block_k) <= std::numeric_limits<int>::max(),
-                  "gemm_tensor_core: K = " + std::to_string(p.k) + " needs more than 2^31 - 1 steps of " +
-                      std::to_string(Policy::block_k));
-  using a_tile = detail::operand_tile<true, Policy::block_m, Policy::block_k>;  // same size either layout
-  using b_tile = detail::operand_tile<true, Policy::block_n, Policy::block_k>;
-  launch_config c =
-      detail::tile_grid<Policy>(p.m, p.n, std::size_t{Policy::stages} * (a_tile::bytes + b_tile::bytes));
-  if (p.m <= 0 || p.n <= 0) return;  // nothing to compute, nothing to touch
-  const split_k_plan plan =
-      tensor_core_split_k<Policy>(p.m, p.n, p.k, options.split_k, get_device_properties().sm_count);
-  c.grid.y = static_cast<unsigned>(plan.splits);  // <= max_grid_yz: plan_split_k
-  const auto kernel = [&] {
-    if (p.a_k_contiguous) {
-      return p.b_n_contiguous ? detail::gemm_tensor_core_kernel<In, Policy, true, false>
-                              : detail::gemm_tensor_core_kernel<In, Policy, true, true>;
+  if constexpr (std::is_same_v<Policy, tensor_core_auto_policy>) {
+    if (tensor_core_picks_shallow_k(p.k)) return gemm_tensor_core<In, tensor_core_shallow_k_policy>(p, options, s);
+    return gemm_tensor_core<In, tensor_core_policy>(p, options, s);
+  } else {
+    if (!gemm_tensor_core_fast_path(p)) {
+      const launch_config c = detail::tile_grid<tensor_core_fallback_policy>(p.m, p.n, 0);
+      launch(s, c, detail::gemm_tensor_core_fallback_kernel<In, tensor_core_fallback_policy>, p);
+      return;
     }
-    return p.b_n_contiguous ? detail::gemm_tensor_core_kernel<In, Policy, false, false>
-                            : detail::gemm_tensor_core_kernel<In, Policy, false, true>;
-  }();
-  const auto enqueue = [&](const gemm_problem<In, float>& q, std::int64_t slice_stride) {
-    launch(s, c, kernel, q, plan.depth, slice_stride);
-  };
-  detail::enqueue_split_k(p, plan.splits, options.workspace, enqueue, s);
+    // Both checks run before the device is queried, so that bad input throws its own error.
+    FOUNDRY_EXPECTS(ceil_div<std::int64_t>(p.k, Policy::block_k) <= std::numeric_limits<int>::max(),
+                    "gemm_tensor_core: K = " + std::to_string(p.k) + " needs more than 2^31 - 1 steps of " +
+                        std::to_string(Policy::block_k));
+    using a_tile = detail::operand_tile<true, Policy::block_m, Policy::block_k>;  // same size either layout
+    using b_tile = detail::operand_tile<true, Policy::block_n, Policy::block_k>;
+    launch_config c =
+        detail::tile_grid<Policy>(p.m, p.n, std::size_t{Policy::stages} * (a_tile::bytes + b_tile::bytes));
+    if (p.m <= 0 || p.n <= 0) return;  // nothing to compute, nothing to touch
+    const split_k_plan plan =
+        tensor_core_split_k<Policy>(p.m, p.n, p.k, options.split_k, get_device_properties().sm_count);
+    c.grid.y = static_cast<unsigned>(plan.splits);  // <= max_grid_yz: plan_split_k
+    const auto kernel = [&] {
+      if (p.a_k_contiguous) {
+        return p.b_n_contiguous ? detail::gemm_tensor_core_kernel<In, Policy, true, false>
+                                : detail::gemm_tensor_core_kernel<In, Policy, true, true>;
+      }
+      return p.b_n_contiguous ? detail::gemm_tensor_core_kernel<In, Policy, false, false>
+                              : detail::gemm_tensor_core_kernel<In, Policy, false, true>;
+    }();
+    const auto enqueue = [&](const gemm_problem<In, float>& q, std::int64_t slice_stride) {
+      launch(s, c, kernel, q, plan.depth, slice_stride);
+    };
+    detail::enqueue_split_k(p, plan.splits, options.workspace, enqueue, s);
+  }
 }
 
 /// `gemm_tensor_core` with the default options (automatic split-K, internal workspace).
-template <class In, class Policy = tensor_core_policy>
+template <class In, class Policy = tensor_core_auto_policy>
 void gemm_tensor_core(const gemm_problem<In, float>& p, cuda::stream_ref s) {
   gemm_tensor_core<In, Policy>(p, split_k_options{}, s);
 }

@@ -60,13 +60,15 @@
 /// second kernel (gemm/split_k.cuh, shared with rungs 3 and 4); `wgmma_split_k` says
 /// how many.
 ///
-/// Performance, measured on the H200 on 2026-12-02 (bench/results/h200, rows
-/// gemm_bf16/foundry_wgmma/<MxNxK> against gemm_bf16/cublas/<MxNxK> of the same run):
-/// bf16 779 TFLOP/s at 8192^3 against cuBLAS's 674 (1.16×); 732 against 763 at 4096^3
-/// (0.96×); 489 against 574 at 8192 × 8192 × 1024 (0.85×; a 1.8 ms GEMM moves with the
-/// GPU's power-managed clock from run to run: 495-546 in the previous committed run, 538
-/// in a probe); 427 against 620 at 1024 × 1024 × 8192 with 4 K slices (0.69×; row
-/// .../foundry_wgmma_split_k_1/...: 199 unsplit; .../foundry_wgmma_split_k_8/...: 354).
+/// Performance, measured on the H200 on 2026-12-02 (bench/results/h200, run of ef7a83a,
+/// medians of 3 interleaved repetitions; rows gemm_bf16/foundry_wgmma/<MxNxK> against
+/// gemm_bf16/cublas/<MxNxK> of the same run): bf16 777 TFLOP/s at 8192^3 against cuBLAS's
+/// 789 (0.98×); 729 against 757 at 4096^3 (0.96×); 588 against 621 at 8192 × 8192 × 1024
+/// (0.95×); 446 against 651 at 1024 × 1024 × 8192 with 4 K slices (0.68×; row
+/// .../foundry_wgmma_split_k_1/...: 214 unsplit; .../foundry_wgmma_split_k_8/...: 371).
+/// The run of 5bbc0fc (one pass in a fixed order) had 779 against 674, 732 against 763,
+/// 489 against 574 and 427 against 620: a GEMM that follows others moves with the GPU's
+/// power-managed clock.
 /// fp16 within a few percent of these (rows gemm_f16/...). Against the one-block-per-tile
 /// kernel it replaced (run of commit eda7907, same rows): 704 → 732 at 4096^3, 764 → 779
 /// at 8192^3, 495 → 489-546 at 8192 × 8192 × 1024: the gain there is smaller than the
