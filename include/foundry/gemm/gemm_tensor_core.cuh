@@ -160,14 +160,9 @@ struct tensor_core_policy {
 /// each) 321 against 307. Registers (ptxas, sm_90, nvcc 13.0): 254 per
 /// thread and no spills in three of the four layouts; with A contiguous along M and B
 /// along K, 255 and 36 bytes of spill stores (that layout was not measured apart).
-struct tensor_core_shallow_k_policy {
-  static constexpr int block_m = 128;
+struct tensor_core_shallow_k_policy : tensor_core_policy {
   static constexpr int block_n = 128;
-  static constexpr int block_k = 64;
-  static constexpr int warps_m = 2;
   static constexpr int warps_n = 2;
-  static constexpr int stages = 3;
-  static constexpr int group_m = 8;
   static constexpr int blocks_per_sm = 2;
 };
 
