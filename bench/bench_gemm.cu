@@ -12,11 +12,12 @@
 //   gemm_f32/foundry            the public foundry::gemm (the dispatch picks rung 3)
 //   gemm_f32/cublas             cublasSgemm (default math: true fp32, no TF32)
 //   gemm_bf16/foundry_tensor_core, gemm_bf16/foundry, gemm_bf16/cublas   rung 4 (its automatic
-//   tiling: 128 x 128 at two blocks per SM when K <= 2048, else 128 x 256), the dispatch, and
+//   tiling: 128 x 128 at two blocks per SM when K <= 1536, else 128 x 256), the dispatch, and
 //   cublasGemmEx (bf16 A and B, fp32 C, CUBLAS_COMPUTE_32F); the same for gemm_f16.
 //   gemm_bf16/foundry_tensor_core_128x256, _128x128   rung 4 with one tiling forced, at every
-//     shape and at 8192x8192x2048 (the K between the measured shapes, where the automatic
-//     choice switches), so that the choice is measured on both sides
+//     shape and at 8192x8192x2048 (the K between the measured shapes, near where the
+//     automatic choice switches), so that the choice is measured on both sides; the
+//     dispatch and cuBLAS rows there too
 //   gemm_bf16/foundry_tensor_core_<candidate>    rung 4 tuning candidates (4096^3 and 8192^3):
 //     bk32_s4 (block_k 32, 4 stages: the default until 2026-12-02), bk32_s3, s4 (block_k 64,
 //     4 stages: 192 KiB of shared memory), 256x128 (4 x 2 warps)
@@ -335,7 +336,7 @@ const bool registered = [] {
               with_tensor_core_policy<bf16, tensor_core_candidate<256, 128, 64, 4, 2, 3>>());
   }
   // Rung 4's two tilings, each forced, on both sides of the K where the automatic choice
-  // switches (tensor_core_auto_policy::shallow_k_max = 2048).
+  // switches (tensor_core_auto_policy::shallow_k_max = 1536).
   const shape between{8192, 8192, 2048};
   for (const shape& sh : {shapes[0], shapes[1], shapes[2], shapes[3], between}) {
     namespace gk = foundry::gemm_kernels;
@@ -344,6 +345,7 @@ const bool registered = [] {
     add<__nv_bfloat16>("gemm_bf16/foundry_tensor_core_128x128", sh,
                        with_tensor_core_policy<__nv_bfloat16, gk::tensor_core_shallow_k_policy>());
   }
+  add<__nv_bfloat16>("gemm_bf16/foundry", between, with_dispatch<__nv_bfloat16>());
   add<__nv_bfloat16>("gemm_bf16/cublas", between, with_cublas<__nv_bfloat16>());
   for (const shape& sh : shapes) add_16bit<__half>("gemm_f16", sh);
   return true;

@@ -43,6 +43,9 @@ for path in sys.argv[2:]:
             data = json.load(f)
     except (OSError, ValueError):
         continue  # a binary whose benchmarks were all filtered out writes no JSON
+    binary = path.rsplit("/", 1)[-1][:-len(".json")]
+    for b in data.get("benchmarks", []):
+        b["binary"] = binary  # family indices restart in each binary: bench_report.py sorts by both
     if merged is None:
         merged = data
     else:

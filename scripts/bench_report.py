@@ -75,17 +75,33 @@ def load_rows(paths):
         benchmarks = data.get("benchmarks", [])
         medians = {b.get("run_name"): b for b in benchmarks
                    if b.get("run_type") == "aggregate" and b.get("aggregate_name") == "median"}
+        segments = binary_segments(benchmarks)
         seen, file_rows = set(), []
-        for b in benchmarks:
+        for b, segment in zip(benchmarks, segments):
             run_name = b.get("run_name", b.get("name", ""))
             if b.get("run_type") == "aggregate" or run_name in seen:
                 continue
             seen.add(run_name)
-            # Registration order, whatever order the runs took (--benchmark_enable_random_interleaving).
-            order = (b.get("family_index", len(file_rows)), b.get("per_family_instance_index", 0))
+            # Registration order within each binary, whatever order the runs took
+            # (--benchmark_enable_random_interleaving).
+            order = (segment, b.get("family_index", len(file_rows)), b.get("per_family_instance_index", 0))
             file_rows.append((order, make_row(medians.get(run_name, b), run_name)))
         rows += [row for _, row in sorted(file_rows, key=lambda item: item[0])]
     return contexts, rows
+
+
+def binary_segments(benchmarks):
+    """For each entry, the rank of the group it is sorted in, in file order: the benchmark
+    binary it came from where scripts/bench.sh tagged it (`binary`), else its algorithm
+    (the first name component; family indices restart in each binary, so rows of two
+    binaries must not be sorted together, and an algorithm comes from one binary, except
+    `copy`, whose rows from the harness and the transform binary then interleave)."""
+    if benchmarks and all("binary" in b for b in benchmarks):
+        groups = [b["binary"] for b in benchmarks]
+    else:
+        groups = [b.get("run_name", b.get("name", "")).split("/")[0] for b in benchmarks]
+    order = list(dict.fromkeys(groups))
+    return [order.index(g) for g in groups]
 
 
 def make_row(b, run_name):
@@ -221,7 +237,10 @@ def ladder_table(rows):
     lines = ["| precision | M×N×K | " + " | ".join("rung " + title for _, title in rungs) + " | cuBLAS |",
              "|---|---|" + "---|" * (len(rungs) + 1)]
     for algorithm, rest in keys:
-        members = {r["variant"]: r for r in gemm if (r["algorithm"], r["rest"]) == (algorithm, rest)}
+        members = {}
+        for r in gemm:  # the first file's row of each variant, as in the summary
+            if (r["algorithm"], r["rest"]) == (algorithm, rest):
+                members.setdefault(r["variant"], r)
         if not any(v in members for v, _ in rungs):
             continue
         peer = members.get("cublas")

@@ -10,17 +10,22 @@
 #   $OUT, so a call that adds more than two of its own loses some (2983dba lost its JSON).
 #   Exits non-zero when a build, a test, a sanitizer run or a benchmark failed.
 #   STAGES: comma list of build,test,sanitize,bench (default: all four)
-#   BENCH_ARGS: extra arguments for every benchmark binary (e.g. --benchmark_filter=...); by
-#               default three repetitions of every row in random order, reported as their
-#               median: on the H200 a row that follows heavy GEMMs runs up to 10% slower
-#               (power), so one pass in a fixed order skews the rows that come late
+#   BENCH_ARGS: extra arguments for every benchmark binary (e.g. --benchmark_filter=...).
+#               Default: three repetitions of every row in random order, reported as their
+#               median. On the H200 the clock moves under power management: in the run of
+#               ef7a83a the repetitions of a GEMM row spread by 2% at the median and by up
+#               to 26%, so one pass in a fixed order skews whichever rows follow heavy ones.
+#               Setting BENCH_ARGS replaces the default; add the two flags back
+#               (--benchmark_repetitions=3 --benchmark_enable_random_interleaving=true) for
+#               figures meant for bench/results.
 #   SANITIZE_FILTER: Catch2 filter for the sanitizer runs (default: skip hidden, [large] and
 #                    [not_under_sanitizer] cases; racecheck also skips [racecheck_slow])
 #   SANITIZE_TOOLS: compute-sanitizer tools to run (default: memcheck racecheck synccheck initcheck)
 #   SANITIZE_BINARIES: test binaries to run them on, by name (default: every tests/test_*)
 #   SANITIZE_TIMEOUT: seconds allowed per tool and binary (default: 300)
-#   BUILD: the build tree that test and sanitize use (default: build/h200); test binaries
-#          built elsewhere for sm_90 can be sanitized from BUILD/tests without a build stage
+#   BUILD: the build tree that the test and sanitize stages use (default: build/h200), so
+#          that test binaries built elsewhere for sm_90 can be sanitized from BUILD/tests;
+#          the build and bench stages always use the h200 preset (build/h200)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/gpu-check.sh OUT [STAGES]}

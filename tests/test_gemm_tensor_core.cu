@@ -339,12 +339,13 @@ TEST_CASE("gemm_tensor_core rejects a K that needs more than 2^31 - 1 pipeline s
 }
 
 TEST_CASE("gemm_tensor_core splits K only when its block tiles leave SMs idle", "[gemm][tensor_core]") {
+  // The default plan: the tiling that gemm_tensor_core picks by K (128 x 128 up to 1536).
   const auto splits = [](std::int64_t m, std::int64_t n, std::int64_t k, int requested) {
     return gk::tensor_core_split_k(m, n, k, requested, 132).splits;
   };
   CHECK(splits(1024, 1024, 8192, 0) == 4);  // 32 tiles of 128 x 256, one block per SM
   CHECK(gk::tensor_core_split_k(1024, 1024, 8192, 0, 132).depth == 2048);
-  CHECK(splits(8192, 8192, 1024, 0) == 1);    // 2048 tiles
+  CHECK(splits(8192, 8192, 1024, 0) == 1);    // 4096 tiles of 128 x 128
   CHECK(splits(256, 512, 4096, 0) == 8);      // 4 tiles: K / 512 binds
   CHECK(splits(100, 100, 300, 0) == 1);       // K too short to split
   CHECK(splits(100, 100, 1 << 20, 0) == 16);  // at most 16
@@ -361,12 +362,20 @@ TEST_CASE("gemm_tensor_core splits K only when its block tiles leave SMs idle", 
   CHECK(shallow_splits(1536, 1536, 2048) == 1);  // 144 tiles: every SM has one
 }
 
-TEST_CASE("gemm_tensor_core's automatic tiling is the 128 x 128 one up to K = 2048", "[gemm][tensor_core]") {
+TEST_CASE("gemm_tensor_core's automatic tiling is the 128 x 128 one up to K = 1536", "[gemm][tensor_core]") {
   CHECK(gk::tensor_core_picks_shallow_k(0));
   CHECK(gk::tensor_core_picks_shallow_k(1024));
-  CHECK(gk::tensor_core_picks_shallow_k(2048));
-  CHECK_FALSE(gk::tensor_core_picks_shallow_k(2049));
+  CHECK(gk::tensor_core_picks_shallow_k(1536));
+  CHECK_FALSE(gk::tensor_core_picks_shallow_k(1537));
   CHECK_FALSE(gk::tensor_core_picks_shallow_k(8192));
+  // The default split plan follows the same choice: 50 tiles in either tiling, 2 slices at
+  // one block per SM, 3 at two (K / 512 = 3 binds), and the default is the shallow one here.
+  using deep = gk::tensor_core_policy;
+  using shallow = gk::tensor_core_shallow_k_policy;
+  CHECK(gk::tensor_core_split_k<deep>(6400, 128, 1536, 0, 132).splits == 2);
+  CHECK(gk::tensor_core_split_k<shallow>(6400, 128, 1536, 0, 132).splits == 3);
+  CHECK(gk::tensor_core_split_k(6400, 128, 1536, 0, 132).splits == 3);
+  CHECK(gk::tensor_core_split_k(6400, 128, 1600, 0, 132).splits == 2);  // K past the switch: 128 x 256
 }
 
 // ---------------------------------------------------------------------------------------------

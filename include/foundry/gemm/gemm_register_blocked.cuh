@@ -74,7 +74,9 @@ struct register_blocked_policy {
   /// per thread, ran 44.9 at 8192^3 and 44.7 at 4096^3 (rows
   /// gemm_f32/foundry_register_blocked_256x128_16x8/...), and 128 × 256 with 8 × 16 ran 44.9
   /// and 44.6 (rows .../foundry_register_blocked_128x256_8x16/...); 249-255 registers, no
-  /// spills; both below this default. 128 × 64 was not measured yet.
+  /// spills; both below this default there and at 8192 × 8192 × 1024 (43.2 and 44.3 against
+  /// 45.2), while at 1024 × 1024 × 8192 16 × 8 ran 43.0 against the default's 42.3 (a
+  /// split-K shape, 0.6 TFLOP/s apart). 128 × 64 was not measured yet.
   static constexpr int block_m = BlockM;
   static constexpr int block_n = BlockN;
   /// 8: one float4 of A and one of B per thread per slice, and 17 KiB of
@@ -397,7 +399,7 @@ template <class Policy = register_blocked_default_policy>
   // 264 block slots on 132 SMs: the auto choice is 4 slices of 2048, so this 512
   // floor does not bind there): 42.3 TFLOP/s (row
   // gemm_f32/foundry_register_blocked/1024x1024x8192, bench/results/h200, run of ef7a83a)
-  // against cuBLAS's 45.9 (row gemm_f32/cublas/1024x1024x8192), 0.92× (43.3 against 45.3,
+  // against cuBLAS's 45.9 (row gemm_f32/cublas/1024x1024x8192), 0.92× (43.3 against 45.4,
   // 0.955×, in the run of 5bbc0fc). Other split counts and other values of this floor were
   // not measured yet.
   constexpr std::int64_t min_k_per_split = 512;

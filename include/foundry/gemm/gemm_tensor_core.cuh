@@ -8,7 +8,7 @@
 /// 1. Each block computes a `block_m × block_n` tile of C with warps that each own
 ///    a 64 × 64 sub-tile: 4 × 8 `mma.m16n8k16` tiles, 128 fp32 accumulators per
 ///    thread. Two tilings: 128 × 256 (8 warps, one block per SM), and for K up to
-///    2048 128 × 128 (4 warps, two blocks per SM, so that one block's prologue and
+///    1536 128 × 128 (4 warps, two blocks per SM, so that one block's prologue and
 ///    epilogue overlap the other's main loop); `gemm_tensor_core` picks by K.
 /// 2. K is walked `block_k` (64) at a time. The A and B slices of a step are
 ///    copied global → shared with `cp.async` (16 bytes per instruction, no
@@ -66,8 +66,9 @@ namespace foundry::gemm_kernels {
 
 /// Tiling of the fast tensor-core kernel. The members are compile-time
 /// constants because they size the register arrays and unrolled loops; pass
-/// another struct of the same shape as `gemm_tensor_core`'s second template
-/// argument to try a different tiling.
+/// another struct with the same members (`blocks_per_sm` included: it sets the
+/// kernel's `__launch_bounds__` and the split-K plan) as `gemm_tensor_core`'s second
+/// template argument to try a different tiling.
 struct tensor_core_policy {
   /// Block tile 128 × 256: with 64 × 64 warp tiles a thread holds 128 fp32
   /// accumulators, and every element copied to shared memory feeds 128 (A) or
@@ -83,7 +84,7 @@ struct tensor_core_policy {
   /// choice (gemm_bf16/foundry_tensor_core/...), which run this same kernel at those shapes,
   /// got 428 (0.57×), 476 and 322 (0.49×) in the same run: rows of one kernel differ by up
   /// to 6% with the GPU's power-managed clock. The run of 2983dba (runs/2983dba/bench.log)
-  /// had 453 against 753, 494 against 680 and 299 against 629. fp16 within a few percent
+  /// had 453 against 753, 494 against 680 and 299 against 629. fp16 within 8% of bf16
   /// (rows gemm_f16/...).
   ///
   /// How it got there, one limit at a time (Nsight Compute and the SASS at 4096^3; the
@@ -142,7 +143,7 @@ struct tensor_core_policy {
 };
 
 /// Tiling of the fast kernel for short K (`gemm_tensor_core` picks it when K ≤
-/// `tensor_core_auto_policy::shallow_k_max`): 128 × 128 with 4 warps of 64 × 64, the
+/// `tensor_core_auto_policy::shallow_k_max`, 1536): 128 × 128 with 4 warps of 64 × 64, the
 /// same warp tile, K step and ring as `tensor_core_policy`, at two blocks per SM
 /// (255 registers × 128 threads and 96 KiB of shared memory each). A block tile that
 /// runs only 16 steps of K (K = 1024) spends a large share of its time filling the
@@ -154,10 +155,10 @@ struct tensor_core_policy {
 /// interleaved repetitions; rows gemm_bf16/foundry_tensor_core_128x128/... against
 /// .../foundry_tensor_core_128x256/..., each tiling forced): at 8192 × 8192 × 1024 407
 /// TFLOP/s against 367 (cuBLAS 621: 0.65× against 0.59×; the automatic row ran 395, 0.64×);
-/// at 8192 × 8192 × 2048, where the automatic choice switches, 414 against 432 (an
-/// interleaved probe of the same binary that day: 449 against 432, so about even); at
-/// 4096^3 447 against 453, at 8192^3 429 against 475; at 1024 × 1024 × 8192 (4 K slices
-/// each) 321 against 307. Registers (ptxas, sm_90, nvcc 13.0): 254 per
+/// at 8192 × 8192 × 2048, past the switch, 414 against 432 (an interleaved probe of the
+/// same binary that day: 449 against 432; the three repetitions of this row ran 452, 414
+/// and 351: within the noise); at 4096^3 447 against 453, at 8192^3 429 against 475; at
+/// 1024 × 1024 × 8192 (4 K slices each) 321 against 307. Registers (ptxas, sm_90, nvcc 13.0): 254 per
 /// thread and no spills in three of the four layouts; with A contiguous along M and B
 /// along K, 255 and 36 bytes of spill stores (that layout was not measured apart).
 struct tensor_core_shallow_k_policy : tensor_core_policy {
@@ -168,11 +169,13 @@ struct tensor_core_shallow_k_policy : tensor_core_policy {
 
 /// Not a tiling: as `gemm_tensor_core`'s policy (the default) it picks one per
 /// problem, `tensor_core_shallow_k_policy` when K ≤ `shallow_k_max`, else
-/// `tensor_core_policy` (see `tensor_core_picks_shallow_k`). 2048: the two tilings ran
-/// about even there (figures at `tensor_core_shallow_k_policy`); K = 1024 favours the
-/// shallow one by 11%, K = 4096 the wide one by 1-5%.
+/// `tensor_core_policy` (see `tensor_core_picks_shallow_k`). 1536: at M = N = 8192 the
+/// shallow tiling led by 11% at K = 1024 and trailed by 4% at K = 2048 in the committed
+/// run (figures at `tensor_core_shallow_k_policy`); a line through those two points in 1/K
+/// crosses zero near K = 1600. An interleaved probe the same day had it 4% ahead at 2048:
+/// between 1024 and 2048 the choice is within the noise of one row.
 struct tensor_core_auto_policy {
-  static constexpr std::int64_t shallow_k_max = 2048;
+  static constexpr std::int64_t shallow_k_max = 1536;
 };
 
 /// Whether the automatic tiling of `gemm_tensor_core` is the shallow-K one for a
@@ -681,19 +684,26 @@ template <class Policy>
 
 }  // namespace detail
 
-/// The split-K plan the fast kernel of `gemm_tensor_core` uses with `Policy` (a
-/// tiling, not the automatic choice) for an m × n × k problem on `sm_count` SMs
-/// (see `plan_split_k`; `requested` as `split_k_options::split_k`): one slice while
-/// the block tiles occupy every SM, otherwise enough slices of at least 512 of K to
-/// fill the `Policy::blocks_per_sm` block slots of every SM. At 1024 × 1024 × 8192
-/// with `tensor_core_policy`: 32 tiles of 128 × 256, 4 slices of 2048.
-template <class Policy = tensor_core_policy>
+/// The split-K plan the fast kernel of `gemm_tensor_core<In, Policy>` uses for an m ×
+/// n × k problem on `sm_count` SMs (see `plan_split_k`; `requested` as
+/// `split_k_options::split_k`), with the tiling the default policy picks by K: one slice
+/// while the block tiles occupy every SM, otherwise enough slices of at least 512 of K to
+/// fill the `blocks_per_sm` block slots of every SM. At 1024 × 1024 × 8192: 32 tiles of
+/// 128 × 256, 4 slices of 2048.
+template <class Policy = tensor_core_auto_policy>
 [[nodiscard]] split_k_plan tensor_core_split_k(std::int64_t m, std::int64_t n, std::int64_t k, int requested,
                                                int sm_count) {
-  constexpr std::int64_t min_k_per_split = 512;
-  const std::int64_t tiles = ceil_div<std::int64_t>(m, Policy::block_m) * ceil_div<std::int64_t>(n, Policy::block_n);
-  return plan_split_k(tiles, std::int64_t{sm_count} * Policy::blocks_per_sm, sm_count, k, Policy::block_k,
-                      requested, min_k_per_split);
+  if constexpr (std::is_same_v<Policy, tensor_core_auto_policy>) {
+    return tensor_core_picks_shallow_k(k)
+               ? tensor_core_split_k<tensor_core_shallow_k_policy>(m, n, k, requested, sm_count)
+               : tensor_core_split_k<tensor_core_policy>(m, n, k, requested, sm_count);
+  } else {
+    constexpr std::int64_t min_k_per_split = 512;
+    const std::int64_t tiles =
+        ceil_div<std::int64_t>(m, Policy::block_m) * ceil_div<std::int64_t>(n, Policy::block_n);
+    return plan_split_k(tiles, std::int64_t{sm_count} * Policy::blocks_per_sm, sm_count, k, Policy::block_k,
+                        requested, min_k_per_split);
+  }
 }
 
 /// Enqueues C = alpha·A·B + beta·C on `s` with tensor cores (fp16 or bf16 in,
@@ -719,6 +729,7 @@ void gemm_tensor_core(const gemm_problem<In, float>& p, const split_k_options& o
     if (tensor_core_picks_shallow_k(p.k)) return gemm_tensor_core<In, tensor_core_shallow_k_policy>(p, options, s);
     return gemm_tensor_core<In, tensor_core_policy>(p, options, s);
   } else {
+    FOUNDRY_NVTX_FUNCTION_RANGE();
     if (!gemm_tensor_core_fast_path(p)) {
       const launch_config c = detail::tile_grid<tensor_core_fallback_policy>(p.m, p.n, 0);
       launch(s, c, detail::gemm_tensor_core_fallback_kernel<In, tensor_core_fallback_policy>, p);
