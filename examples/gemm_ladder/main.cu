@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <initializer_list>
 #include <limits>
 #include <random>
 #include <vector>
@@ -82,6 +83,25 @@ bool run_rung(foundry::gemm_rung rung, const foundry::device_buffer<In>& a, cons
   return worst <= 1.0;
 }
 
+// Uploads A and B as `In`, runs each rung of `rungs` that the device supports for `In`, and
+// says which one foundry::gemm would pick. `a_exact` and `b_exact`: the inputs as the GPU
+// reads them, in float, for the reference.
+template <class In>
+bool climb(std::initializer_list<foundry::gemm_rung> rungs, const std::vector<In>& a_in, const std::vector<In>& b_in,
+           const std::vector<float>& a_exact, const std::vector<float>& b_exact, const char* precision, int cc,
+           foundry::device_buffer<float>& c, foundry::stream& s) {
+  foundry::device_buffer<In> a(a_in.size(), s), b(b_in.size(), s);
+  a.copy_from_host(cuda::std::span<const In>(a_in), s);
+  b.copy_from_host(cuda::std::span<const In>(b_in), s);
+  bool ok = true;
+  for (const foundry::gemm_rung rung : rungs) {
+    if (foundry::gemm_rung_supports<In, float>(rung, cc)) ok &= run_rung(rung, a, b, c, a_exact, b_exact, precision, s);
+  }
+  std::printf("  foundry::gemm picks %s for %s\n", foundry::gemm_rung_name(foundry::best_gemm_rung<In, float>()),
+              precision);
+  return ok;
+}
+
 }  // namespace
 
 int main() {
@@ -106,40 +126,20 @@ int main() {
                 static_cast<long long>(n), static_cast<long long>(n), cc);
 
     // fp32 inputs: the CUDA-core rungs.
-    {
-      foundry::device_buffer<float> a(a_host.size(), s), b(b_host.size(), s);
-      a.copy_from_host(cuda::std::span<const float>(a_host), s);
-      b.copy_from_host(cuda::std::span<const float>(b_host), s);
-      for (const gemm_rung rung : {gemm_rung::naive, gemm_rung::shared_tiled, gemm_rung::register_blocked}) {
-        if (foundry::gemm_rung_supports<float, float>(rung, cc)) {
-          ok &= run_rung(rung, a, b, c, a_host, b_host, "fp32", s);
-        }
-      }
-      std::printf("  foundry::gemm picks %s for fp32\n",
-                  foundry::gemm_rung_name(foundry::best_gemm_rung<float, float>()));
-    }
+    ok &= climb({gemm_rung::naive, gemm_rung::shared_tiled, gemm_rung::register_blocked}, a_host, b_host, a_host,
+                b_host, "fp32", cc, c, s);
 
     // bf16 inputs: round once on the host, so that the reference sees exactly what the GPU reads.
-    {
-      std::vector<__nv_bfloat16> a16(a_host.size()), b16(b_host.size());
-      std::vector<float> a_rounded(a_host.size()), b_rounded(b_host.size());
-      for (std::size_t i = 0; i < a_host.size(); ++i) {
-        a16[i] = __float2bfloat16(a_host[i]);
-        b16[i] = __float2bfloat16(b_host[i]);
-        a_rounded[i] = __bfloat162float(a16[i]);
-        b_rounded[i] = __bfloat162float(b16[i]);
-      }
-      foundry::device_buffer<__nv_bfloat16> a(a16.size(), s), b(b16.size(), s);
-      a.copy_from_host(cuda::std::span<const __nv_bfloat16>(a16), s);
-      b.copy_from_host(cuda::std::span<const __nv_bfloat16>(b16), s);
-      for (const gemm_rung rung : {gemm_rung::naive, gemm_rung::tensor_core, gemm_rung::wgmma}) {
-        if (foundry::gemm_rung_supports<__nv_bfloat16, float>(rung, cc)) {
-          ok &= run_rung(rung, a, b, c, a_rounded, b_rounded, "bf16", s);
-        }
-      }
-      std::printf("  foundry::gemm picks %s for bf16\n",
-                  foundry::gemm_rung_name(foundry::best_gemm_rung<__nv_bfloat16, float>()));
+    std::vector<__nv_bfloat16> a16(a_host.size()), b16(b_host.size());
+    std::vector<float> a_rounded(a_host.size()), b_rounded(b_host.size());
+    for (std::size_t i = 0; i < a_host.size(); ++i) {
+      a16[i] = __float2bfloat16(a_host[i]);
+      b16[i] = __float2bfloat16(b_host[i]);
+      a_rounded[i] = __bfloat162float(a16[i]);
+      b_rounded[i] = __bfloat162float(b16[i]);
     }
+    ok &= climb({gemm_rung::naive, gemm_rung::tensor_core, gemm_rung::wgmma}, a16, b16, a_rounded, b_rounded, "bf16",
+                cc, c, s);
 
     if (!ok) {
       std::fprintf(stderr, "gemm_ladder: a rung exceeded the error bound\n");
