@@ -75,22 +75,22 @@ def load_rows(paths):
         benchmarks = data.get("benchmarks", [])
         medians = {b.get("run_name"): b for b in benchmarks
                    if b.get("run_type") == "aggregate" and b.get("aggregate_name") == "median"}
-        segments = binary_segments(benchmarks)
+        groups = sort_groups(benchmarks)
         seen, file_rows = set(), []
-        for b, segment in zip(benchmarks, segments):
+        for b, group in zip(benchmarks, groups):
             run_name = b.get("run_name", b.get("name", ""))
             if b.get("run_type") == "aggregate" or run_name in seen:
                 continue
             seen.add(run_name)
             # Registration order within each binary, whatever order the runs took
             # (--benchmark_enable_random_interleaving).
-            order = (segment, b.get("family_index", len(file_rows)), b.get("per_family_instance_index", 0))
+            order = (group, b.get("family_index", len(file_rows)), b.get("per_family_instance_index", 0))
             file_rows.append((order, make_row(medians.get(run_name, b), run_name)))
         rows += [row for _, row in sorted(file_rows, key=lambda item: item[0])]
     return contexts, rows
 
 
-def binary_segments(benchmarks):
+def sort_groups(benchmarks):
     """For each entry, the rank of the group it is sorted in, in file order: the benchmark
     binary it came from where scripts/bench.sh tagged it (`binary`), else its algorithm
     (the first name component; family indices restart in each binary, so rows of two
