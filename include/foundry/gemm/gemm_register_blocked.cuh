@@ -58,7 +58,7 @@ template <int BlockM = 128, int BlockN = 128, int BlockK = 8, int MinBlocksPerSm
           int ThreadN = 8>
 struct register_blocked_policy {
   /// 128 × 128: 32 FLOPs per byte moved from L2, enough to keep the FMA units
-  /// fed. Measured on the H200, 2026-12-02 (bench/results/h200, run of ef7a83a, medians
+  /// fed. Measured on the H200, 2026-12-02 (bench/results/h200/runs/ef7a83a, medians
   /// of 3 interleaved repetitions): 128 × 128 (BK 8, 2 blocks/SM) ran 45.8 TFLOP/s at
   /// 8192^3 (row gemm_f32/foundry_register_blocked/8192x8192x8192; cuBLAS 50.9, 0.90×),
   /// 45.2 at 4096^3 (cuBLAS 51.3, 0.88×), 45.2 at 8192 × 8192 × 1024 (cuBLAS 49.5, 0.91×)
@@ -80,8 +80,8 @@ struct register_blocked_policy {
   static constexpr int block_m = BlockM;
   static constexpr int block_n = BlockN;
   /// 8: one float4 of A and one of B per thread per slice, and 17 KiB of
-  /// shared memory. Measured on the H200, 2026-12-02 (bench/results/h200, run of
-  /// ef7a83a): at 1 block/SM BK 16 ran 41.2 TFLOP/s at 8192^3 (row
+  /// shared memory. Measured on the H200, 2026-12-02 (bench/results/h200/runs/ef7a83a):
+  /// at 1 block/SM BK 16 ran 41.2 TFLOP/s at 8192^3 (row
   /// gemm_f32/foundry_register_blocked_bk16_1cta/8192x8192x8192) against BK 8's 42.5 (row
   /// gemm_f32/foundry_register_blocked_1cta/8192x8192x8192), and 40.6 against 42.3 at
   /// 4096^3 (the same rows at 4096x4096x4096); at 2 blocks/SM BK 16 spills 28-116 bytes
@@ -95,7 +95,7 @@ struct register_blocked_policy {
   /// implies holds the default 8 × 8 tile's 64 accumulators, 32 fragment and 8 staging registers
   /// without spills on the float4 path (ptxas, sm_80 and sm_90: 124-128
   /// registers, 0 spills; the scalar fallback spills 4-12 bytes on sm_90).
-  /// Measured on the H200, 2026-12-02 (bench/results/h200, run of ef7a83a), against 1
+  /// Measured on the H200, 2026-12-02 (bench/results/h200/runs/ef7a83a), against 1
   /// block per SM (130-147 registers): 1 block/SM ran 42.5 TFLOP/s at 8192^3 (row
   /// gemm_f32/foundry_register_blocked_1cta/8192x8192x8192) against 2 blocks/SM's 45.8
   /// (row gemm_f32/foundry_register_blocked/8192x8192x8192), 0.93×; at 4096^3 42.3
@@ -398,7 +398,7 @@ template <class Policy = register_blocked_default_policy>
   // extra SMs. Measured on the H200, 2026-12-02, at 1024 × 1024 × 8192 (64 tiles,
   // 264 block slots on 132 SMs: the auto choice is 4 slices of 2048, so this 512
   // floor does not bind there): 42.3 TFLOP/s (row
-  // gemm_f32/foundry_register_blocked/1024x1024x8192, bench/results/h200, run of ef7a83a)
+  // gemm_f32/foundry_register_blocked/1024x1024x8192, bench/results/h200/runs/ef7a83a)
   // against cuBLAS's 45.9 (row gemm_f32/cublas/1024x1024x8192), 0.92× (43.3 against 45.4,
   // 0.955×, in the run of 5bbc0fc). Other split counts and other values of this floor were
   // not measured yet.

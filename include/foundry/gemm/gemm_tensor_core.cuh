@@ -76,7 +76,7 @@ struct tensor_core_policy {
   /// peaks at about 640 TFLOP/s on the H200 (ceiling bf16_mma_sync, bench/results/h200);
   /// 0.6× cuBLAS bf16 would need about 70% of it.
   ///
-  /// Measured on the H200, 2026-12-02 (bench/results/h200, run of ef7a83a, medians of 3
+  /// Measured on the H200, 2026-12-02 (bench/results/h200/runs/ef7a83a, medians of 3
   /// interleaved repetitions; rows gemm_bf16/foundry_tensor_core_128x256/..., this tiling
   /// forced, against gemm_bf16/cublas/...): 453 TFLOP/s bf16 at 4096^3 against cuBLAS's 757,
   /// 0.60× (71% of the mma.sync ceiling); 475 against 789 at 8192^3, 0.60×; 307 against 651
@@ -151,7 +151,7 @@ struct tensor_core_policy {
 /// epilogue overlap the other's main loop. Where K is long, the wider tile's higher
 /// reuse of each shared-memory element wins.
 ///
-/// Measured on the H200, 2026-12-02 (bench/results/h200, run of ef7a83a, medians of 3
+/// Measured on the H200, 2026-12-02 (bench/results/h200/runs/ef7a83a, medians of 3
 /// interleaved repetitions; rows gemm_bf16/foundry_tensor_core_128x128/... against
 /// .../foundry_tensor_core_128x256/..., each tiling forced): at 8192 × 8192 × 1024 407
 /// TFLOP/s against 367 (cuBLAS 621: 0.65× against 0.59×; the automatic row ran 395, 0.64×);

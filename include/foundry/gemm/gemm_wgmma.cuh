@@ -60,7 +60,7 @@
 /// second kernel (gemm/split_k.cuh, shared with rungs 3 and 4); `wgmma_split_k` says
 /// how many.
 ///
-/// Performance, measured on the H200 on 2026-12-02 (bench/results/h200, run of ef7a83a,
+/// Performance, measured on the H200 on 2026-12-02 (bench/results/h200/runs/ef7a83a,
 /// medians of 3 interleaved repetitions; rows gemm_bf16/foundry_wgmma/<MxNxK> against
 /// gemm_bf16/cublas/<MxNxK> of the same run): bf16 777 TFLOP/s at 8192^3 against cuBLAS's
 /// 789 (0.98×); 729 against 757 at 4096^3 (0.96×); 588 against 621 at 8192 × 8192 × 1024
