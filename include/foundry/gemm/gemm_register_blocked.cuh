@@ -366,10 +366,16 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
         } else {
           load_fragments(a_smem[buf], b_smem[buf], kk + 1, (kk + 1) % 2);
         }
+        // Serpentine order (CUTLASS's SIMT MMA does the same): odd rows walk the columns
+        // backwards, so consecutive FFMAs share an operand at every turn as well as along a
+        // row, which lets the operand reuse cache skip a register-file read.
 #pragma unroll
         for (int i = 0; i < thread_m; ++i) {
 #pragma unroll
-          for (int j = 0; j < thread_n; ++j) acc[i][j] = fmaf(a_frag[kk % 2][i], b_frag[kk % 2][j], acc[i][j]);
+          for (int jj = 0; jj < thread_n; ++jj) {
+            const int j = i % 2 == 0 ? jj : thread_n - 1 - jj;
+            acc[i][j] = fmaf(a_frag[kk % 2][i], b_frag[kk % 2][j], acc[i][j]);
+          }
         }
       }
       if (!has_next) break;
