@@ -7,7 +7,10 @@
 #include <foundry/runtime/stream.cuh>
 #include <support/test_support.cuh>
 
+#include <algorithm>
+#include <cfloat>
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <optional>
 #include <sstream>
@@ -416,6 +419,64 @@ TEST_CASE("register_blocked split-K on whole, aligned block tiles matches the re
     foundry::gemm_kernels::gemm_register_blocked(p, options, s);
     // C was poisoned with NaN and beta is 0: an element no slice wrote fails.
     CHECK(count_wrong_row_major(a, b, {}, 1.0f, 0.0f, foundry::test::to_host(dc, s), m, n, k) == 0);
+  }
+}
+
+TEST_CASE("split-K reduce sums the slices on its float4 and scalar paths and writes nothing else", "[gpu]") {
+  // C = alpha * (w[0] + ... + w[splits - 1]) + beta * C, against the same float sum in the same
+  // order on the CPU. The GPU may contract alpha * sum + beta * c into one FMA (one rounding
+  // fewer), so the bound is 2 ulps of the larger term: 2 * FLT_EPSILON * (|alpha * sum| + |beta * c|).
+  struct reduce_case {
+    std::int64_t m, n, ldc;
+    std::size_t c_offset, w_offset;  // in floats: 1 breaks the 16-byte alignment float4 needs
+    int splits;
+    float beta;
+    const char* path;
+  };
+  const reduce_case cases[] = {
+      {33, 64, 68, 0, 0, 3, 0.5f, "float4"},
+      {33, 64, 68, 0, 0, 3, 0.0f, "float4, beta 0 over NaN"},
+      {1, 4, 4, 0, 0, 16, -1.0f, "float4, one row"},
+      {7, 1100, 1104, 0, 0, 2, 0.5f, "float4, a row wider than a block"},
+      {31, 33, 33, 0, 0, 2, 0.5f, "scalar: n odd"},
+      {17, 64, 65, 0, 0, 4, 0.5f, "scalar: ldc odd"},
+      {17, 64, 64, 1, 0, 4, 0.0f, "scalar: C misaligned, beta 0 over NaN"},
+      {17, 64, 64, 0, 1, 4, 2.0f, "scalar: workspace misaligned"},
+      {1, 1, 1, 0, 0, 5, 0.5f, "scalar: 1 x 1"},
+      {0, 64, 64, 0, 0, 3, 0.5f, "no rows"},
+      {5, 0, 4, 0, 0, 3, 0.5f, "no columns"},
+  };
+  const float alpha = 0.75f;
+  for (const reduce_case& t : cases) {
+    INFO(t.path << ": " << t.m << " x " << t.n << ", ldc " << t.ldc << ", " << t.splits << " slices, beta " << t.beta);
+    foundry::stream s;
+    const auto slice = static_cast<std::size_t>(t.m * t.n);
+    const auto w = foundry::test::random_vector<float>(t.w_offset + t.splits * slice, -1.0f, 1.0f, 31);
+    const std::size_t c_size = t.c_offset + static_cast<std::size_t>(t.m * t.ldc);
+    auto c0 = foundry::test::random_vector<float>(c_size, -1.0f, 1.0f, 32);
+    if (t.beta == 0.0f) std::fill(c0.begin(), c0.end(), foundry::test::poison_value<float>());
+    auto dw = foundry::test::to_device(w, s);
+    auto dc = foundry::test::to_device(c0, s);
+    foundry::gemm_kernels::detail::enqueue_split_k_reduce(dw.data() + t.w_offset, t.splits, t.m, t.n,
+                                                          dc.data() + t.c_offset, t.ldc, alpha, t.beta, s);
+    const auto c = foundry::test::to_host(dc, s);
+    std::int64_t wrong = 0, touched = 0;
+    for (std::size_t idx = 0; idx < c_size; ++idx) {
+      const auto at = static_cast<std::int64_t>(idx - std::min(idx, t.c_offset));
+      const std::int64_t i = at / t.ldc, j = at % t.ldc;
+      if (idx < t.c_offset || j >= t.n) {  // outside the view: must keep its bits
+        touched += std::memcmp(&c[idx], &c0[idx], sizeof(float)) != 0;
+        continue;
+      }
+      float sum = w[t.w_offset + static_cast<std::size_t>(i * t.n + j)];
+      for (int z = 1; z < t.splits; ++z) sum += w[t.w_offset + z * slice + static_cast<std::size_t>(i * t.n + j)];
+      const float old = t.beta == 0.0f ? 0.0f : c0[idx];
+      const double expected = double{alpha} * sum + double{t.beta} * old;
+      const double bound = 2.0 * FLT_EPSILON * (std::abs(double{alpha} * sum) + std::abs(double{t.beta} * old));
+      wrong += !(std::abs(c[idx] - expected) <= bound);
+    }
+    CHECK(wrong == 0);
+    CHECK(touched == 0);
   }
 }
 
