@@ -58,7 +58,7 @@ template <int BlockM = 128, int BlockN = 128, int BlockK = 8, int MinBlocksPerSm
           int ThreadN = 8>
 struct register_blocked_policy {
   /// 128 × 128: 32 FLOPs per byte moved from L2, enough to keep the FMA units
-  /// fed. Measured on the H200, 2026-12-04 (bench/results/h200, the run of ad38579, medians
+  /// fed. Measured on the H200, 2026-12-04 (bench/results/h200/runs/ad38579, medians
   /// of 3 interleaved repetitions): 128 × 128 (BK 8, 2 blocks/SM) ran 48.3 TFLOP/s at
   /// 8192^3 (row gemm_f32/foundry_register_blocked/8192x8192x8192; cuBLAS 51.2, 0.94×),
   /// 47.9 at 4096^3 (cuBLAS 51.0, 0.94×), 47.7 at 8192 × 8192 × 1024 (cuBLAS 50.3, 0.95×)
@@ -83,8 +83,8 @@ struct register_blocked_policy {
   static constexpr int block_m = BlockM;
   static constexpr int block_n = BlockN;
   /// 8: one float4 of A and one of B per thread per slice, and 17 KiB of
-  /// shared memory. Measured on the H200, 2026-12-04 (bench/results/h200, the run of
-  /// ad38579): at 1 block/SM BK 16 ran 42.8 TFLOP/s at 8192^3 (row
+  /// shared memory. Measured on the H200, 2026-12-04 (bench/results/h200/runs/ad38579):
+  /// at 1 block/SM BK 16 ran 42.8 TFLOP/s at 8192^3 (row
   /// gemm_f32/foundry_register_blocked_bk16_1cta/8192x8192x8192) against BK 8's 42.1 (row
   /// gemm_f32/foundry_register_blocked_1cta/8192x8192x8192), and 42.8 against 41.9 at
   /// 4096^3 (the same rows at 4096x4096x4096); at 2 blocks/SM BK 16 spills 32-148 bytes
@@ -98,7 +98,7 @@ struct register_blocked_policy {
   /// implies holds the default 8 × 8 tile's 64 accumulators, 32 fragment and 8 staging registers
   /// without spills on the float4 path (ptxas, sm_90: 128 registers, 0 spills on the four
   /// float4 layouts; the scalar fallback spills 8 bytes in one of its four layouts).
-  /// Measured on the H200, 2026-12-04 (bench/results/h200, the run of ad38579), against 1
+  /// Measured on the H200, 2026-12-04 (bench/results/h200/runs/ad38579), against 1
   /// block per SM (126-143 registers): 1 block/SM ran 42.1 TFLOP/s at 8192^3 (row
   /// gemm_f32/foundry_register_blocked_1cta/8192x8192x8192) against 2 blocks/SM's 48.3
   /// (row gemm_f32/foundry_register_blocked/8192x8192x8192), 0.87×; at 4096^3 41.9
@@ -407,8 +407,8 @@ template <class Policy = register_blocked_default_policy>
   // extra SMs. Measured on the H200, 2026-12-04, at 1024 × 1024 × 8192 (64 tiles,
   // 264 block slots on 132 SMs: the auto choice is 4 slices of 2048, so this 512
   // floor does not bind there): 45.5 TFLOP/s (row
-  // gemm_f32/foundry_register_blocked/1024x1024x8192, bench/results/h200, the run of
-  // ad38579) against cuBLAS's 45.8 (row gemm_f32/cublas/1024x1024x8192), 0.99×. Other split
+  // gemm_f32/foundry_register_blocked/1024x1024x8192, bench/results/h200/runs/ad38579)
+  // against cuBLAS's 45.8 (row gemm_f32/cublas/1024x1024x8192), 0.99×. Other split
   // counts and other values of this floor were not measured yet.
   constexpr std::int64_t min_k_per_split = 512;
   const std::int64_t tiles =
