@@ -1,6 +1,7 @@
 // foundry::gemm with fp32 inputs: every rung of the ladder (naive, shared_tiled,
 // register_blocked) and the public dispatch, against a CPU reference in double,
-// on every layout and transpose; the argument checks; the dispatch choice.
+// on every layout and transpose; the argument checks; the dispatch choice; the
+// split-K reduce that rungs 3 to 5 share, tested directly.
 #include <catch2/catch.hpp>
 
 #include <foundry/gemm/gemm.cuh>
@@ -10,8 +11,8 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -422,49 +423,70 @@ TEST_CASE("register_blocked split-K on whole, aligned block tiles matches the re
   }
 }
 
-TEST_CASE("split-K reduce sums the slices on its float4 and scalar paths and writes nothing else", "[gpu]") {
-  // C = alpha * (w[0] + ... + w[splits - 1]) + beta * C, against the same float sum in the same
-  // order on the CPU. The GPU may contract alpha * sum + beta * c into one FMA (one rounding
-  // fewer), so the bound is 2 ulps of the larger term: 2 * FLT_EPSILON * (|alpha * sum| + |beta * c|).
+TEST_CASE("split-K reduce takes float4 only when n, ldc and both pointers allow it") {
+  namespace gk = foundry::gemm_kernels::detail;
+  alignas(16) static float base[8];
+  CHECK(gk::split_k_reduce_width(base, 64, base, 68) == 4);
+  CHECK(gk::split_k_reduce_width(base, 66, base, 68) == 1);      // n even, not a multiple of 4
+  CHECK(gk::split_k_reduce_width(base, 64, base, 66) == 1);      // ldc even, not a multiple of 4
+  CHECK(gk::split_k_reduce_width(base + 2, 64, base, 64) == 1);  // w 8-byte aligned only
+  CHECK(gk::split_k_reduce_width(base, 64, base + 2, 64) == 1);  // C 8-byte aligned only
+  CHECK(gk::split_k_reduce_width(base + 4, 4, base + 4, 4) == 4);
+}
+
+TEST_CASE("split-K reduce sums the slices in order on both paths and writes nothing else", "[gpu]") {
+  // C = alpha * (w[0] + ... + w[splits - 1]) + beta * C, against the same float sum in the
+  // same order on the CPU. Rounding alpha * sum and beta * c separately or in one FMA errs by at
+  // most FLT_EPSILON * (|alpha * sum| + |beta * c|) against the exact value; the bound is twice that.
   struct reduce_case {
     std::int64_t m, n, ldc;
-    std::size_t c_offset, w_offset;  // in floats: 1 breaks the 16-byte alignment float4 needs
+    std::size_t c_offset, w_offset;  // in floats, from 256-byte aligned allocations
     int splits;
     float beta;
-    const char* path;
+    int width;  // the path split_k_reduce_width must pick
+    const char* label;
   };
   const reduce_case cases[] = {
-      {33, 64, 68, 0, 0, 3, 0.5f, "float4"},
-      {33, 64, 68, 0, 0, 3, 0.0f, "float4, beta 0 over NaN"},
-      {1, 4, 4, 0, 0, 16, -1.0f, "float4, one row"},
-      {7, 1100, 1104, 0, 0, 2, 0.5f, "float4, a row wider than a block"},
-      {31, 33, 33, 0, 0, 2, 0.5f, "scalar: n odd"},
-      {17, 64, 65, 0, 0, 4, 0.5f, "scalar: ldc odd"},
-      {17, 64, 64, 1, 0, 4, 0.0f, "scalar: C misaligned, beta 0 over NaN"},
-      {17, 64, 64, 0, 1, 4, 2.0f, "scalar: workspace misaligned"},
-      {1, 1, 1, 0, 0, 5, 0.5f, "scalar: 1 x 1"},
-      {0, 64, 64, 0, 0, 3, 0.5f, "no rows"},
-      {5, 0, 4, 0, 0, 3, 0.5f, "no columns"},
+      {33, 64, 68, 0, 0, 3, 0.5f, 4, "float4"},
+      {33, 64, 68, 0, 0, 3, 0.0f, 4, "float4, beta 0 over NaN"},
+      {1, 4, 4, 0, 0, 16, -1.0f, 4, "float4, one row"},
+      {7, 1100, 1104, 0, 0, 2, 0.5f, 4, "float4, a row wider than a block"},
+      {31, 33, 36, 0, 0, 2, 0.5f, 1, "scalar: n odd"},
+      {17, 66, 68, 0, 0, 3, 0.5f, 1, "scalar: n not a multiple of 4"},
+      {17, 64, 66, 0, 0, 4, 0.5f, 1, "scalar: ldc not a multiple of 4"},
+      {17, 64, 64, 2, 0, 4, 0.0f, 1, "scalar: C 8-byte aligned, beta 0 over NaN"},
+      {17, 64, 64, 0, 2, 4, 2.0f, 1, "scalar: workspace 8-byte aligned"},
+      {1, 1, 1, 0, 0, 5, 0.5f, 1, "scalar: 1 x 1"},
+      {8 * 65535 + 5, 1, 2, 0, 0, 2, 0.5f, 1, "scalar: more rows than the grid, so its y loop steps"},
+      {0, 64, 64, 0, 0, 3, 0.5f, 4, "no rows"},
+      {5, 0, 4, 0, 0, 3, 0.5f, 4, "no columns"},
   };
   const float alpha = 0.75f;
+  constexpr std::size_t guard = 8;  // floats after C's last row, which must keep their bits too
   for (const reduce_case& t : cases) {
-    INFO(t.path << ": " << t.m << " x " << t.n << ", ldc " << t.ldc << ", " << t.splits << " slices, beta " << t.beta);
+    INFO(t.label << ": " << t.m << " x " << t.n << ", ldc " << t.ldc << ", " << t.splits << " slices, beta " << t.beta);
     foundry::stream s;
     const auto slice = static_cast<std::size_t>(t.m * t.n);
     const auto w = foundry::test::random_vector<float>(t.w_offset + t.splits * slice, -1.0f, 1.0f, 31);
-    const std::size_t c_size = t.c_offset + static_cast<std::size_t>(t.m * t.ldc);
+    const std::size_t c_size = t.c_offset + static_cast<std::size_t>(t.m * t.ldc) + guard;
     auto c0 = foundry::test::random_vector<float>(c_size, -1.0f, 1.0f, 32);
     if (t.beta == 0.0f) std::fill(c0.begin(), c0.end(), foundry::test::poison_value<float>());
     auto dw = foundry::test::to_device(w, s);
     auto dc = foundry::test::to_device(c0, s);
-    foundry::gemm_kernels::detail::enqueue_split_k_reduce(dw.data() + t.w_offset, t.splits, t.m, t.n,
-                                                          dc.data() + t.c_offset, t.ldc, alpha, t.beta, s);
+    const float* w_at = dw.data() + t.w_offset;
+    float* c_at = dc.data() + t.c_offset;
+    if (t.m > 0 && t.n > 0) {
+      REQUIRE(foundry::is_aligned(dw.data(), 16));  // else the offsets would not pick the path
+      REQUIRE(foundry::is_aligned(dc.data(), 16));
+      CHECK(foundry::gemm_kernels::detail::split_k_reduce_width(w_at, t.n, c_at, t.ldc) == t.width);
+    }
+    foundry::gemm_kernels::detail::enqueue_split_k_reduce(w_at, t.splits, t.m, t.n, c_at, t.ldc, alpha, t.beta, s);
     const auto c = foundry::test::to_host(dc, s);
     std::int64_t wrong = 0, touched = 0;
     for (std::size_t idx = 0; idx < c_size; ++idx) {
       const auto at = static_cast<std::int64_t>(idx - std::min(idx, t.c_offset));
       const std::int64_t i = at / t.ldc, j = at % t.ldc;
-      if (idx < t.c_offset || j >= t.n) {  // outside the view: must keep its bits
+      if (idx < t.c_offset || i >= t.m || j >= t.n) {  // outside the view: must keep its bits
         touched += std::memcmp(&c[idx], &c0[idx], sizeof(float)) != 0;
         continue;
       }
@@ -478,6 +500,26 @@ TEST_CASE("split-K reduce sums the slices on its float4 and scalar paths and wri
     CHECK(wrong == 0);
     CHECK(touched == 0);
   }
+}
+
+TEST_CASE("split-K reduce adds the slices in their order, on both paths", "[gpu]") {
+  // 2^24 + 1 - 2^24 is 0 in float in this order and 1 in the reverse one: exact, no tolerance.
+  foundry::stream s;
+  for (const std::int64_t n : {4, 1}) {  // float4, then scalar
+    INFO("n = " << n);
+    std::vector<float> w;
+    for (const float x : {0x1p24f, 1.0f, -0x1p24f}) w.insert(w.end(), static_cast<std::size_t>(n), x);
+    auto dw = foundry::test::to_device(w, s);
+    auto dc = foundry::test::poisoned_device_buffer<float>(static_cast<std::size_t>(n), s);
+    foundry::gemm_kernels::detail::enqueue_split_k_reduce(dw.data(), 3, 1, n, dc.data(), n, 1.0f, 0.0f, s);
+    for (const float x : foundry::test::to_host(dc, s)) CHECK(x == 0.0f);
+  }
+}
+
+TEST_CASE("split-K reduce rejects fewer than one slice") {
+  CHECK_THROWS_WITH(foundry::gemm_kernels::detail::enqueue_split_k_reduce(nullptr, 0, 1, 1, nullptr, 1, 1.0f, 0.0f,
+                                                                          foundry::test::unused_stream()),
+                    Contains("split-K reduce of 0 slices: needs at least one"));
 }
 
 TEST_CASE("register_blocked rejects a split-K workspace that is too small", "[gpu]") {

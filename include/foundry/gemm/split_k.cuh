@@ -88,16 +88,19 @@ __device__ cuda::std::array<float, Width> load_floats(const float* from) {
 }
 
 /// Sums the split-K partial results: C = alpha * sum_z w[z] + beta * C, the
-/// slices added in a fixed order (deterministic). Memory-bound: splits × M × N
-/// floats read once. A thread owns `Width` adjacent columns of a row, so the
-/// row and column come from the 2D grid, not from dividing a flat index (a
-/// 64-bit division per element costs more issue slots than the element's loads).
+/// slices added in a fixed order (deterministic). Memory-bound: it reads the
+/// splits × M × N floats of `w` once and writes C (reading it too when beta != 0).
+/// A thread owns `Width` adjacent columns of a row, so the row and column come
+/// from the 2D grid, not from dividing a flat index per element.
 /// Width 4 needs n and ldc multiples of 4 and `w` and `c` 16-byte aligned.
-/// The reduce is not what limits a split GEMM: against the flat-index scalar kernel it
-/// replaced (bench/results/h200/runs/ad38579), the fastest of three repetitions at 1024 ×
-/// 1024 × 8192 moved by under 1 µs of 38-54 (bench/results/h200, 2026-12-04): rung 4 bf16
-/// 53.4 -> 52.6 µs and rung 5 bf16 38.5 -> 37.8 with their automatic 4 slices, rung 5
-/// with 8 slices 46.4 -> 47.3.
+/// Measured against the flat-index scalar kernel it replaced, at 1024 × 1024 × 8192
+/// (medians of 3, bench/results/h200/runs/ad38579 before, the run of 8d4a79b after):
+/// rung 5 bf16 with its automatic 4 slices 38.7 -> 38.2 µs (rows
+/// gemm_bf16/foundry_wgmma/...), with 8 slices 46.5 -> 47.3 (rows
+/// gemm_bf16/foundry_wgmma_split_k_8/...); rung 4's rows of one kernel spread too far in
+/// the second run to compare (53.4 -> 60.7 for the automatic row, 57.2 for the forced
+/// 128 × 256 one). No gain that the noise does not cover: the reduce is not what limits a
+/// split GEMM there.
 /// (A template, like every kernel in these headers, so that several translation
 /// units may include it.)
 template <int Width>
@@ -129,19 +132,28 @@ __global__ void split_k_reduce_kernel(const float* __restrict__ w, int splits, s
   }
 }
 
-/// Enqueues `split_k_reduce_kernel` on `s` for the `splits` slices in `w` (asynchronous),
-/// four columns per thread where the layout allows it.
+/// Columns a thread of `split_k_reduce_kernel` sums: 4 (one float4 per slice) when n and
+/// ldc are multiples of 4 and `w` and `c` 16-byte aligned, otherwise 1.
+[[nodiscard]] inline int split_k_reduce_width(const float* w, std::int64_t n, const float* c,
+                                              std::int64_t ldc) noexcept {
+  return n % 4 == 0 && ldc % 4 == 0 && is_aligned(w, 16) && is_aligned(c, 16) ? 4 : 1;
+}
+
+/// Enqueues `split_k_reduce_kernel` on `s` (asynchronous): C (m × n, leading dimension
+/// `ldc` >= n) = alpha * sum of the `splits` slices of `w` + beta * C, where slice z is
+/// the m × n row-major block at `w + z * m * n` and does not overlap C; columns per
+/// thread as `split_k_reduce_width`. Throws `std::invalid_argument` if
+/// `splits` < 1, `cuda_error` if the launch fails.
 inline void enqueue_split_k_reduce(const float* w, int splits, std::int64_t m, std::int64_t n, float* c,
                                    std::int64_t ldc, float alpha, float beta, cuda::stream_ref s) {
+  FOUNDRY_EXPECTS(splits >= 1, "split-K reduce of " + std::to_string(splits) + " slices: needs at least one");
   if (m == 0 || n == 0) return;
-  const auto aligned = [](const void* q) { return reinterpret_cast<std::uintptr_t>(q) % 16 == 0; };
-  const bool vector = n % 4 == 0 && ldc % 4 == 0 && aligned(w) && aligned(c);
-  const int width = vector ? 4 : 1;
+  const int width = split_k_reduce_width(w, n, c, ldc);
   const auto columns = static_cast<std::uint32_t>(std::min<std::int64_t>(ceil_div<std::int64_t>(n, width), 256));
   const std::uint32_t block_x = round_up<std::uint32_t>(columns, 32);
   const launch_config config = make_launch_config_2d(static_cast<std::uint64_t>(ceil_div<std::int64_t>(n, width)),
                                                      static_cast<std::uint64_t>(m), block_x, 256 / block_x);
-  if (vector) {
+  if (width == 4) {
     launch(s, config, split_k_reduce_kernel<4>, w, splits, m, n, c, ldc, alpha, beta);
   } else {
     launch(s, config, split_k_reduce_kernel<1>, w, splits, m, n, c, ldc, alpha, beta);
