@@ -5,6 +5,13 @@
 /// tiles of 128 × 128 and 32 of 128 × 256 for 132 SMs), the K range is cut into
 /// slices computed by separate blocks into a workspace, and a second kernel sums
 /// the slices in a fixed order (deterministic) into C = alpha·sum + beta·C.
+///
+/// Why a second kernel: summing inside the GEMM kernel, by the last warp to finish each
+/// warp tile, was measured on the H200 on 2026-12-04 and rejected
+/// (bench/results/h200/runs/fused-split-k: the patch, the run and why). It was correct,
+/// but rung 5 at 1024 × 1024 × 8192 took 138 µs instead of 38. Only tiles × warps
+/// threads share the slices there, each waiting out one L2 round trip per load, while
+/// this kernel spreads the same bytes over every SM.
 
 #include <foundry/core/error.cuh>
 #include <foundry/core/math.cuh>
