@@ -527,6 +527,23 @@ TEMPLATE_TEST_CASE("gemm_tensor_core with split-K matches the reference in every
   foundry::test::check_split_k_cases(require_matches_split<TestType>);
 }
 
+TEMPLATE_TEST_CASE("gemm_tensor_core sums its split-K slices in slice order, bit for bit, in each tiling",
+                   "[gpu][gemm][tensor_core]", __nv_bfloat16, __half) {
+  const int sms = foundry::get_device_properties().sm_count;
+  const auto check_with = [&](auto policy, const char* tiling) {
+    using Policy = decltype(policy);
+    INFO(tiling);
+    foundry::test::check_split_k_sum_is_exact<TestType>(
+        [](const auto& q, const auto& options, cuda::stream_ref s) {
+          REQUIRE(gk::gemm_tensor_core_fast_path(q));
+          gk::gemm_tensor_core<TestType, Policy>(q, options, s);
+        },
+        [&](int splits) { return gk::tensor_core_split_k<Policy>(200, 304, 704, splits, sms).depth; });
+  };
+  check_with(gk::tensor_core_policy{}, "128 x 256 tiling");
+  check_with(gk::tensor_core_shallow_k_policy{}, "128 x 128 tiling (two blocks per SM)");
+}
+
 TEMPLATE_TEST_CASE("gemm_tensor_core splits K by itself when the tiles are few", "[gpu][gemm][tensor_core]",
                    __nv_bfloat16, __half) {
   // 4 block tiles of 128 x 256: 8 slices of 512 on a GPU of 32 SMs or more.

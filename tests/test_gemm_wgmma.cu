@@ -402,6 +402,18 @@ TEMPLATE_TEST_CASE("gemm_wgmma with split-K matches the reference in every layou
   foundry::test::check_split_k_cases(require_matches_split<TestType>);
 }
 
+TEMPLATE_TEST_CASE("gemm_wgmma sums its split-K slices in slice order, bit for bit", "[gpu][gemm][wgmma]",
+                   __nv_bfloat16, __half) {
+  SKIP_UNLESS_WGMMA_RUNS();
+  const int sms = foundry::get_device_properties().sm_count;
+  foundry::test::check_split_k_sum_is_exact<TestType>(
+      [](const auto& q, const auto& options, cuda::stream_ref s) {
+        REQUIRE(gk::gemm_wgmma_tma_path(q));
+        gk::gemm_wgmma(q, options, s);
+      },
+      [&](int splits) { return gk::wgmma_split_k(200, 304, 704, splits, sms).depth; });
+}
+
 TEMPLATE_TEST_CASE("gemm_wgmma runs several tiles per persistent block, with and without split-K",
                    "[gpu][gemm][wgmma]", __nv_bfloat16, __half) {
   // More block tiles than SMs (11 tile columns, enough ragged tile rows: 13 x 11 = 143 on the

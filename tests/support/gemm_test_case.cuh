@@ -292,6 +292,59 @@ void check_split_k_cases(Run&& run) {
   CHECK(run(c, options).path);
 }
 
+/// The split-K sum, bit for bit. `launch(q, options, s)` runs the rung on problem q and
+/// `depth(splits)` is the slice depth the rung plans for 200 × 304 × 704 cut in `splits`.
+/// For 2, 3 and 4 slices, C = A·B of row-major random operands (fixed seeds) split that way
+/// must equal, bit for bit, the float sum in slice order 0, 1, ... of the rung's unsplit
+/// results on each slice's K range (sub-problems whose A and B start at the slice's first K:
+/// the same k-steps in the same order, so each slice's values are the same bits). The
+/// slices differ, so a lost, doubled or reordered slice changes bits; so would a sum whose
+/// order depended on which block finished last. Each split run goes twice.
+template <class In, class Launch, class Depth>
+void check_split_k_sum_is_exact(Launch&& launch, Depth&& depth) {
+  const std::int64_t m = 200, n = 304, k = 704;
+  foundry::stream s;
+  const auto a = to_device(from_floats<In>(random_vector<float>(static_cast<std::size_t>(m * k), -1.0f, 1.0f, 71)), s);
+  const auto b = to_device(from_floats<In>(random_vector<float>(static_cast<std::size_t>(k * n), -1.0f, 1.0f, 72)), s);
+  const auto problem = [&](std::int64_t k0, std::int64_t k1, float* c) {
+    foundry::gemm_problem<In, float> q;
+    q.m = m;
+    q.n = n;
+    q.k = k1 - k0;
+    q.a = a.data() + k0;
+    q.lda = k;
+    q.b = b.data() + k0 * n;
+    q.ldb = n;
+    q.c = c;
+    q.ldc = n;
+    return q;
+  };
+  const auto run = [&](std::int64_t k0, std::int64_t k1, int splits) {
+    auto c = poisoned_device_buffer<float>(static_cast<std::size_t>(m * n), s);
+    foundry::gemm_kernels::split_k_options options;
+    options.split_k = splits;
+    launch(problem(k0, k1, c.data()), options, s);
+    return to_host(c, s);
+  };
+  for (const int splits : {2, 3, 4}) {
+    const std::int64_t slice_depth = depth(splits);
+    INFO(splits << " slices of " << slice_depth);
+    REQUIRE(ceil_div(k, slice_depth) == splits);
+    std::vector<float> expected = run(0, slice_depth, 1);
+    for (int z = 1; z < splits; ++z) {
+      const std::vector<float> slice = run(z * slice_depth, std::min(k, (z + 1) * slice_depth), 1);
+      for (std::size_t i = 0; i < expected.size(); ++i) expected[i] += slice[i];
+    }
+    for (int repeat = 0; repeat < 2; ++repeat) {
+      const std::vector<float> got = run(0, k, splits);
+      std::size_t differing = 0;
+      for (std::size_t i = 0; i < got.size(); ++i) differing += got[i] != expected[i];  // NaN differs too
+      INFO("run " << repeat << ": first element " << got[0] << ", expected " << expected[0]);
+      CHECK(differing == 0);
+    }
+  }
+}
+
 /// A split-K request of 4 slices of 200 × 304 × 704 with a caller's workspace one float short:
 /// the problem must take the rung's fast path (`path(q)`), and `launch(q, options, s)` must
 /// throw, naming both sizes.
