@@ -538,7 +538,9 @@ TEMPLATE_TEST_CASE("gemm_tensor_core sums its split-K slices in slice order, bit
           REQUIRE(gk::gemm_tensor_core_fast_path(q));
           gk::gemm_tensor_core<TestType, Policy>(q, options, s);
         },
-        [&](int splits) { return gk::tensor_core_split_k<Policy>(200, 304, 704, splits, sms).depth; });
+        [&](std::int64_t m, std::int64_t n, std::int64_t k, int splits) {
+          return gk::tensor_core_split_k<Policy>(m, n, k, splits, sms).depth;
+        });
   };
   check_with(gk::tensor_core_policy{}, "128 x 256 tiling");
   check_with(gk::tensor_core_shallow_k_policy{}, "128 x 128 tiling (two blocks per SM)");

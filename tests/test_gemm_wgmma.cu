@@ -411,7 +411,9 @@ TEMPLATE_TEST_CASE("gemm_wgmma sums its split-K slices in slice order, bit for b
         REQUIRE(gk::gemm_wgmma_tma_path(q));
         gk::gemm_wgmma(q, options, s);
       },
-      [&](int splits) { return gk::wgmma_split_k(200, 304, 704, splits, sms).depth; });
+      [&](std::int64_t m, std::int64_t n, std::int64_t k, int splits) {
+        return gk::wgmma_split_k(m, n, k, splits, sms).depth;
+      });
 }
 
 TEMPLATE_TEST_CASE("gemm_wgmma runs several tiles per persistent block, with and without split-K",

@@ -293,7 +293,7 @@ void check_split_k_cases(Run&& run) {
 }
 
 /// The split-K sum, bit for bit. `launch(q, options, s)` runs the rung on problem q and
-/// `depth(splits)` is the slice depth the rung plans for 200 × 304 × 704 cut in `splits`.
+/// `depth(m, n, k, splits)` is the slice depth the rung plans for m × n × k cut in `splits`.
 /// For 2, 3 and 4 slices, C = A·B of row-major random operands (fixed seeds) split that way
 /// must equal, bit for bit, the float sum in slice order 0, 1, ... of the rung's unsplit
 /// results on each slice's K range (sub-problems whose A and B start at the slice's first K:
@@ -327,7 +327,7 @@ void check_split_k_sum_is_exact(Launch&& launch, Depth&& depth) {
     return to_host(c, s);
   };
   for (const int splits : {2, 3, 4}) {
-    const std::int64_t slice_depth = depth(splits);
+    const std::int64_t slice_depth = depth(m, n, k, splits);
     INFO(splits << " slices of " << slice_depth);
     REQUIRE(ceil_div(k, slice_depth) == splits);
     std::vector<float> expected = run(0, slice_depth, 1);
