@@ -1,8 +1,16 @@
-// Sum of 2^28 floats (1 GiB, far past the 60 MB L2, so hot and cold agree): the
-// reduction ladder of foundry::naive (rungs 1-4), foundry::reduce (rung 5) and
-// cub::DeviceReduce::Sum. Rows "reduce_sum_f32/<variant>/268435456". Goal: foundry
-// >= 1.0x CUB. foundry and CUB get their scratch allocated before timing; the naive
-// rungs allocate their partials stream-ordered inside each call, as written.
+// Sums of floats:
+//  - at every power of 4 from 2^10 to 2^30 elements, foundry::reduce_sum exactly as a
+//    user calls it (scratch allocated and freed stream-ordered inside the call) against
+//    cub::DeviceReduce::Sum with its temporary storage allocated once outside the timing,
+//    as CUB users do. Rows "reduce_sum_f32/{foundry,cub}/<n>". foundry's row runs on a
+//    foundry::stream, whose own scratch makes the call one launch; "foundry_raw_stream"
+//    is the same call on a cudaStream_t that foundry does not own (scratch allocated per
+//    call, two launches), and "foundry_scratch" foundry::reduce with caller-owned scratch
+//    (two launches), to show what each costs.
+//    Goal: foundry >= 1.0x CUB at every size.
+//  - at 2^28 (1 GiB, far past the 60 MB L2, so hot and cold agree), the reduction ladder
+//    of foundry::naive (rungs 1-4, their partials allocated inside each call, as written)
+//    and candidate policies beside the default.
 //
 // The input holds random integers in [-8, 8] stored as floats: every partial sum of
 // every variant (even the 2^28 serial atomics) stays far below 2^24 in magnitude, so
@@ -28,7 +36,16 @@ namespace {
 
 namespace bench = foundry::bench;
 
-enum class variant { naive_atomic, naive_interleaved, naive_sequential, naive_warp_shuffle, foundry, cub };
+enum class variant {
+  naive_atomic,
+  naive_interleaved,
+  naive_sequential,
+  naive_warp_shuffle,
+  foundry,
+  foundry_scratch,
+  foundry_raw_stream,
+  cub
+};
 
 struct int_to_float {
   __device__ float operator()(std::int32_t v) const { return static_cast<float>(v); }
@@ -54,6 +71,16 @@ struct reduce_candidate : foundry::reduce_policy {
   static constexpr int vectors_in_flight = InFlight;
 };
 
+// A stream that foundry does not own (no foundry::stream behind it), as a user's own
+// cudaStream_t or a library's would be.
+struct raw_stream {
+  raw_stream() { FOUNDRY_CUDA_TRY(cudaStreamCreateWithFlags(&handle, cudaStreamNonBlocking)); }
+  ~raw_stream() { FOUNDRY_CUDA_REPORT(cudaStreamDestroy(handle)); }
+  raw_stream(const raw_stream&) = delete;
+  raw_stream& operator=(const raw_stream&) = delete;
+  cudaStream_t handle = nullptr;
+};
+
 template <class Policy>
 void bm_reduce_sum_f32_with(benchmark::State& state, variant v) {
   const auto n = static_cast<std::size_t>(state.range(0));
@@ -69,7 +96,7 @@ void bm_reduce_sum_f32_with(benchmark::State& state, variant v) {
 
   // Scratch for the variants that take it, allocated once, outside the timed region.
   std::size_t scratch_bytes = 0;
-  if (v == variant::foundry) scratch_bytes = foundry::reduce_scratch_bytes<float, float, Policy>(n);
+  if (v == variant::foundry_scratch) scratch_bytes = foundry::reduce_scratch_bytes<float, float, Policy>(n);
   if (v == variant::cub) {
     FOUNDRY_CUDA_TRY(cub::DeviceReduce::Sum(nullptr, scratch_bytes, x.data(), out.data(), n, s.get()));
   }
@@ -82,6 +109,8 @@ void bm_reduce_sum_f32_with(benchmark::State& state, variant v) {
       case variant::naive_sequential: foundry::naive::reduce_sum_sequential(in, out.span(), st); break;
       case variant::naive_warp_shuffle: foundry::naive::reduce_sum_warp_shuffle(in, out.span(), st); break;
       case variant::foundry:
+      case variant::foundry_raw_stream: foundry::reduce_sum<Policy>(in, out.span(), st); break;
+      case variant::foundry_scratch:
         foundry::reduce<Policy>(in, out.span(), 0.0f, cuda::std::plus<float>{}, scratch.span(), st);
         break;
       case variant::cub: {
@@ -92,16 +121,21 @@ void bm_reduce_sum_f32_with(benchmark::State& state, variant v) {
     }
   };
 
-  enqueue(s);
+  raw_stream raw;
+  const cuda::stream_ref timed = v == variant::foundry_raw_stream ? cuda::stream_ref{raw.handle} : s.view();
+  s.synchronize();  // the input is ready before another stream reads it
+  enqueue(timed);
   float result = 0;
-  FOUNDRY_CUDA_TRY(cudaMemcpyAsync(&result, out.data(), sizeof result, cudaMemcpyDeviceToHost, s.get()));
-  s.synchronize();
+  FOUNDRY_CUDA_TRY(cudaMemcpyAsync(&result, out.data(), sizeof result, cudaMemcpyDeviceToHost, timed.get()));
+  foundry::synchronize(timed);
   const std::int64_t expected = exact_sum(x, s);
   if (!bench::expect(state, static_cast<double>(result) == static_cast<double>(expected),
                      "sum " + std::to_string(result) + " differs from the exact " + std::to_string(expected)))
     return;
   // One add per element; the output's 4 bytes are negligible but declared.
-  bench::measure(state, s, {static_cast<double>(n) * sizeof(float), sizeof(float), static_cast<double>(n)}, enqueue);
+  bench::measure(state, timed, {static_cast<double>(n) * sizeof(float), sizeof(float), static_cast<double>(n)},
+                 enqueue);
+  foundry::synchronize(timed);  // before the buffers are freed on s
 }
 
 void bm_reduce_sum_f32(benchmark::State& state, variant v) {
@@ -110,10 +144,14 @@ void bm_reduce_sum_f32(benchmark::State& state, variant v) {
 
 template <int BlocksPerSm, int InFlight>
 void bm_reduce_candidate(benchmark::State& state) {
-  bm_reduce_sum_f32_with<reduce_candidate<BlocksPerSm, InFlight>>(state, variant::foundry);
+  bm_reduce_sum_f32_with<reduce_candidate<BlocksPerSm, InFlight>>(state, variant::foundry_scratch);
 }
 
 constexpr std::int64_t elements = std::int64_t{1} << 28;
+
+void every_size(benchmark::internal::Benchmark* b) {
+  for (std::int64_t n = std::int64_t{1} << 10; n <= std::int64_t{1} << 30; n *= 4) b->Arg(n);
+}
 
 }  // namespace
 
@@ -126,9 +164,13 @@ BENCHMARK_CAPTURE(bm_reduce_sum_f32, naive_sequential, variant::naive_sequential
 BENCHMARK_CAPTURE(bm_reduce_sum_f32, naive_warp_shuffle, variant::naive_warp_shuffle)
     ->Name("reduce_sum_f32/naive_warp_shuffle")->Apply(bench::configure)->Arg(elements);
 BENCHMARK_CAPTURE(bm_reduce_sum_f32, foundry, variant::foundry)
-    ->Name("reduce_sum_f32/foundry")->Apply(bench::configure)->Arg(elements);
+    ->Name("reduce_sum_f32/foundry")->Apply(bench::configure)->Apply(every_size);
+BENCHMARK_CAPTURE(bm_reduce_sum_f32, foundry_scratch, variant::foundry_scratch)
+    ->Name("reduce_sum_f32/foundry_scratch")->Apply(bench::configure)->Apply(every_size);
+BENCHMARK_CAPTURE(bm_reduce_sum_f32, foundry_raw_stream, variant::foundry_raw_stream)
+    ->Name("reduce_sum_f32/foundry_raw_stream")->Apply(bench::configure)->Apply(every_size);
 BENCHMARK_CAPTURE(bm_reduce_sum_f32, cub, variant::cub)
-    ->Name("reduce_sum_f32/cub")->Apply(bench::configure)->Arg(elements);
+    ->Name("reduce_sum_f32/cub")->Apply(bench::configure)->Apply(every_size);
 
 // Policy candidates beside the default, so that reduce_policy rests on measured figures.
 FOUNDRY_BENCHMARK(bm_reduce_candidate<8, 4>)->Name("reduce_sum_f32/foundry_b8v4")->Arg(elements);

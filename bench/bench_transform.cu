@@ -1,7 +1,8 @@
 // Element-wise kernels against their peers:
-//  - saxpy z = a*x + y on float vectors of 2^18 .. 2^28 elements (1 MiB .. 1 GiB per
-//    vector): foundry::transform vs thrust::transform vs the naive one-thread-per-element
-//    kernel. Goal: foundry >= 1.0x thrust at 2^28. Rows "saxpy/<variant>[/cold]/<elements>".
+//  - saxpy z = a*x + y on float vectors of every power of 4 from 2^10 to 2^30 elements
+//    (4 KiB .. 4 GiB per vector): foundry::transform vs thrust::transform vs the naive
+//    one-thread-per-element kernel. Goal: foundry >= 1.0x thrust at every size.
+//    Rows "saxpy/<variant>[/cold]/<elements>".
 //  - copy of 1 MiB .. 1 GiB: foundry::device_copy, rows "copy/foundry[/cold]/<bytes>",
 //    paired by name with bench_harness's copy/cudaMemcpy and copy/naive rows (same sizes).
 //    Goal: >= 0.97x cudaMemcpy device-to-device at 1 GiB.
@@ -136,7 +137,7 @@ void bm_copy_policy(benchmark::State& state) {
 }
 
 void saxpy_sizes(benchmark::internal::Benchmark* b) {
-  for (std::int64_t n = mib / 4; n <= gib / 4; n *= 4) b->Arg(n);  // 1 MiB .. 1 GiB per vector
+  for (std::int64_t n = std::int64_t{1} << 10; n <= gib; n *= 4) b->Arg(n);  // 2^10 .. 2^30 floats per vector
 }
 
 void copy_sizes(benchmark::internal::Benchmark* b) {

@@ -23,6 +23,10 @@
 #   SANITIZE_TOOLS: compute-sanitizer tools to run (default: memcheck racecheck synccheck initcheck)
 #   SANITIZE_BINARIES: test binaries to run them on, by name (default: every tests/test_*)
 #   SANITIZE_TIMEOUT: seconds allowed per tool and binary (default: 300)
+#   BUILD_TARGETS: build only these targets (space-separated; default: everything), for a
+#                  call that checks a few binaries; the bench stage then runs the bench_*
+#                  binaries that were built
+#   TEST_REGEX: ctest -R filter for the test stage (default: every test)
 #   BUILD: the build tree that the test and sanitize stages use (default: build/h200), so
 #          that test binaries built elsewhere for sm_90 can be sanitized from BUILD/tests;
 #          the build and bench stages always use the h200 preset (build/h200)
@@ -42,7 +46,7 @@ t0=$SECONDS
 
 if has build; then
   s=$SECONDS
-  if cmake --preset h200 >"$out/build.log" 2>&1 && cmake --build --preset h200 -j "$(nproc)" -- -k 0 >>"$out/build.log" 2>&1; then
+  if cmake --preset h200 >"$out/build.log" 2>&1 && cmake --build --preset h200 -j "$(nproc)" ${BUILD_TARGETS:+--target $BUILD_TARGETS} -- -k 0 >>"$out/build.log" 2>&1; then
     note build "ok ($((SECONDS - s)) s)"
   else
     note build "FAILED ($((SECONDS - s)) s): see build.log"; tail -40 "$out/build.log"; fail=1
@@ -52,7 +56,7 @@ fi
 if has test; then
   s=$SECONDS
   # Serial: the leak test compares device-wide free memory before and after.
-  (cd "$build" && ctest --output-on-failure --timeout 600) >"$out/ctest.log" 2>&1 || fail=1
+  (cd "$build" && ctest --output-on-failure --timeout 600 ${TEST_REGEX:+-R "$TEST_REGEX"}) >"$out/ctest.log" 2>&1 || fail=1
   note test "$(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -1) ($((SECONDS - s)) s)"
   grep -E '\(Failed\)|\(Timeout\)|\(SEGFAULT\)|Not Run' "$out/ctest.log" | head -20
   grep -c '(Skipped)' "$out/ctest.log" | xargs -I{} echo "skipped tests: {}"

@@ -258,6 +258,72 @@ TEST_CASE("reduce gives the same bits on every run, whatever the scratch", "[gpu
   CHECK(bits[3] == bits[0]);
 }
 
+TEST_CASE("reduce on a stream foundry does not own allocates its scratch and gives the same bits", "[gpu]") {
+  // A foundry::stream keeps its own scratch (one launch); any other stream gets scratch
+  // allocated per call (two launches). Both fold the partials in the same order.
+  foundry::stream owned;
+  cudaStream_t raw = nullptr;
+  REQUIRE(cudaStreamCreateWithFlags(&raw, cudaStreamNonBlocking) == cudaSuccess);
+  const std::size_t n = (std::size_t{1} << 20) + 7;
+  const auto x = random_vector<float>(n, -1.0f, 1.0f, 27);
+  const auto d_x = to_device(x, owned);
+  auto on_owned = poisoned_device_buffer<float>(1, owned);
+  foundry::reduce_sum(d_x.span(), on_owned.span(), owned);
+  owned.synchronize();  // d_x is ready before the raw stream reads it
+  foundry::device_buffer<float> on_raw(1, cuda::stream_ref{raw}, poison_value<float>());
+  foundry::reduce_sum(d_x.span(), on_raw.span(), cuda::stream_ref{raw});
+  const float raw_result = to_host(on_raw, cuda::stream_ref{raw})[0];
+  CHECK(bits_of(raw_result) == bits_of(result_of(on_owned, owned)));
+  const auto ref = reference_sum(x);
+  CHECK(std::fabs(raw_result - ref.sum) <= float_sum_tolerance(n, ref.sum_abs));
+  on_raw = foundry::device_buffer<float>();  // freed on `raw` before it goes
+  REQUIRE(cudaStreamSynchronize(raw) == cudaSuccess);
+  REQUIRE(cudaStreamDestroy(raw) == cudaSuccess);
+}
+
+TEST_CASE("reductions back to back on one stream reuse and grow its scratch", "[gpu]") {
+  // No synchronisation between calls: each single-launch reduction must leave the
+  // stream's counter at zero for the next, and growing the scratch (double partials
+  // after float ones) must not free memory that queued work still uses.
+  foundry::stream s;
+  const std::vector<std::size_t> sizes{(1u << 20) + 7, 5000, (1u << 16) + 1, (1u << 22) + 3, 4097};
+  std::vector<std::vector<std::int32_t>> inputs;
+  std::vector<foundry::device_buffer<std::int32_t>> d_inputs;
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    inputs.push_back(random_vector<std::int32_t>(sizes[k], -1000, 1000, 30 + k));
+    d_inputs.push_back(to_device(inputs.back(), s));
+  }
+  std::vector<foundry::device_buffer<std::int32_t>> sums32;
+  std::vector<foundry::device_buffer<double>> sums64;
+  for (int round = 0; round < 2; ++round) {
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+      sums32.push_back(poisoned_device_buffer<std::int32_t>(1, s));
+      foundry::reduce_sum(d_inputs[k].span(), sums32.back().span(), s);
+      sums64.push_back(poisoned_device_buffer<double>(1, s));
+      foundry::reduce_sum(d_inputs[k].span(), sums64.back().span(), s);
+    }
+  }
+  for (std::size_t r = 0; r < sums32.size(); ++r) {
+    const auto& x = inputs[r % sizes.size()];
+    const auto expected = std::accumulate(x.begin(), x.end(), std::int64_t{0});
+    CAPTURE(r, x.size());
+    CHECK(result_of(sums32[r], s) == expected);
+    CHECK(result_of(sums64[r], s) == static_cast<double>(expected));
+  }
+}
+
+TEST_CASE("a moved foundry::stream keeps its scratch", "[gpu]") {
+  foundry::stream first;
+  foundry::stream second = std::move(first);
+  foundry::stream third;
+  third = std::move(second);
+  const auto x = random_vector<std::int32_t>((1u << 20) + 7, -1000, 1000, 29);
+  const auto d_x = to_device(x, third);
+  auto d_out = poisoned_device_buffer<std::int32_t>(1, third);
+  foundry::reduce_sum(d_x.span(), d_out.span(), third);
+  CHECK(result_of(d_out, third) == std::accumulate(x.begin(), x.end(), std::int32_t{0}));
+}
+
 TEST_CASE("reduce with caller-provided scratch needs none for a small input", "[gpu]") {
   foundry::stream s;
   CHECK(foundry::reduce_scratch_bytes<float>(0) == 0);

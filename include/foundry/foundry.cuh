@@ -5,9 +5,12 @@
 #include <foundry/algorithms/reduce.cuh>
 #include <foundry/algorithms/stencil.cuh>
 #include <foundry/algorithms/transform.cuh>
+#include <foundry/algorithms/transform_reduce.cuh>
+#include <foundry/block/block_load.cuh>
 #include <foundry/block/block_reduce.cuh>
 #include <foundry/core/error.cuh>
 #include <foundry/core/math.cuh>
+#include <foundry/core/operators.cuh>
 #include <foundry/gemm/gemm.cuh>
 #include <foundry/launch/grid_stride.cuh>
 #include <foundry/launch/launch.cuh>
@@ -20,6 +23,7 @@
 #include <foundry/runtime/event.cuh>
 #include <foundry/runtime/stream.cuh>
 #include <foundry/thread/vector.cuh>
+#include <foundry/thread/vector_split.cuh>
 #include <foundry/util/nvtx.cuh>
 #include <foundry/warp/warp_reduce.cuh>
 

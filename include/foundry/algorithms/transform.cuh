@@ -9,11 +9,12 @@
 /// return. They throw `std::invalid_argument` when sizes differ or a span with
 /// elements has a null pointer, and `cuda_error` when the launch fails.
 ///
-/// Memory path: when every pointer is aligned to the vector width (16 bytes
-/// for the widest element type), each thread moves whole 16-byte vectors,
-/// `transform_policy::vectors_in_flight` of them per input before it computes;
-/// otherwise the same kernel runs with scalar accesses (correct for any
-/// offset, slower). A tail shorter than one vector is handled element-wise.
+/// Memory path (`vector_split`): when every pointer starts at the same offset
+/// modulo the vector (16 bytes for the widest element type), a head of fewer
+/// than one vector goes element-wise and each thread then moves whole 16-byte
+/// vectors, `transform_policy::vectors_in_flight` of them per input before it
+/// computes; otherwise the same kernel runs with scalar accesses (correct for
+/// any offset, slower). A tail shorter than one vector goes element-wise.
 ///
 ///     // saxpy, in place: y = a * x + y
 ///     foundry::transform(x.span(), y.span(), y.span(),
@@ -24,12 +25,16 @@
 /// Device lambdas need nvcc's `--extended-lambda` (foundry::foundry adds it);
 /// named functors need nothing.
 
+#include <foundry/algorithms/detail/checks.cuh>
 #include <foundry/core/error.cuh>
 #include <foundry/core/math.cuh>
+#include <foundry/core/operators.cuh>
+#include <foundry/launch/dependent_launch.cuh>
 #include <foundry/launch/grid_stride.cuh>
 #include <foundry/launch/launch.cuh>
 #include <foundry/launch/launch_config.cuh>
 #include <foundry/thread/vector.cuh>
+#include <foundry/thread/vector_split.cuh>
 #include <foundry/util/nvtx.cuh>
 
 #include <cuda/std/span>
@@ -90,20 +95,6 @@ namespace detail {
 template <class T>
 using element_t = std::remove_const_t<T>;
 
-/// Elements per vector for a kernel that reads `In...` and writes `Out`: the
-/// widest type gets `Bytes`, the others the same element count (fewer bytes).
-/// 1 (scalar) when some type's size is not a power of two or exceeds `Bytes`.
-template <int Bytes, class Out, class... In>
-constexpr int transform_vector_elements() {
-  constexpr std::size_t widest = std::max({sizeof(Out), sizeof(In)...});
-  constexpr bool all_powers = (is_power_of_two(sizeof(Out)) && ... && is_power_of_two(sizeof(In)));
-  if constexpr (!all_powers || widest > static_cast<std::size_t>(Bytes)) {
-    return 1;
-  } else {
-    return static_cast<int>(Bytes / widest);
-  }
-}
-
 /// Loads vector `i` of every input (for N == 1 a plain scalar load, no alignment needed).
 template <int N, class... In>
 __device__ inline cuda::std::tuple<aligned_vector<In, N>...> load_inputs(std::uint64_t i, const In*... in) {
@@ -127,82 +118,77 @@ __device__ inline void apply_and_store(Out* out, std::uint64_t i, Op& op, const 
   }
 }
 
-/// out[j] = op(in[j]...) for j in [0, n). Vector path when N > 1 (every
-/// pointer aligned to N elements, checked by the host), scalar when N == 1.
-/// Grid-stride over vectors, `Policy::vectors_in_flight` per thread per step;
-/// the last n % N elements go to the first threads of the grid.
+/// out[j] = op(in[j]...) for j in [0, split.n): the body in whole vectors (N > 1,
+/// every pointer at the same offset modulo the vector, checked by the host) or
+/// scalars (N == 1), in a grid-stride loop with `Policy::vectors_in_flight`
+/// vectors per input loaded before any is used; the head and tail element-wise.
 template <class Policy, int N, class Out, class Op, class... In>
 __global__ void __launch_bounds__(Policy::block_threads)
-    transform_kernel(Out* out, std::uint64_t n, Op op, const In*... in) {
+    transform_kernel(vector_split<N> split, Out* out, Op op, const In*... in) {
   constexpr int in_flight = Policy::vectors_in_flight;
   constexpr auto inputs = std::index_sequence_for<In...>{};
-  const std::uint64_t vectors = n / N;
+  allow_dependent_launch();
+  wait_for_prior_grids();
+  Out* out_body = split.body(out);
+  const std::uint64_t vectors = split.vectors;
   const std::uint64_t stride = grid_thread_count();
   std::uint64_t i = global_thread_index();
   for (; i + (in_flight - 1) * stride < vectors; i += in_flight * stride) {
     cuda::std::tuple<aligned_vector<In, N>...> values[in_flight];
 #pragma unroll
-    for (int u = 0; u < in_flight; ++u) values[u] = load_inputs<N>(i + u * stride, in...);
+    for (int u = 0; u < in_flight; ++u) values[u] = load_inputs<N>(i + u * stride, split.body(in)...);
 #pragma unroll
-    for (int u = 0; u < in_flight; ++u) apply_and_store<N>(out, i + u * stride, op, values[u], inputs);
+    for (int u = 0; u < in_flight; ++u) apply_and_store<N>(out_body, i + u * stride, op, values[u], inputs);
   }
-  for (; i < vectors; i += stride) apply_and_store<N>(out, i, op, load_inputs<N>(i, in...), inputs);
-  if constexpr (N > 1) {
-    const std::uint64_t tail = vectors * N + global_thread_index();
-    if (tail < n) apply_and_store<1>(out, tail, op, load_inputs<1>(tail, in...), inputs);
-  }
+  for (; i < vectors; i += stride) apply_and_store<N>(out_body, i, op, load_inputs<N>(i, split.body(in)...), inputs);
+  for_each_head_and_tail(split, [&](std::uint64_t j) { out[j] = op(in[j]...); });
 }
 
-/// Grid-stride configuration: enough blocks for `work_items` threads, capped at
-/// `Policy::blocks_per_sm` resident blocks per SM.
+/// Grid-stride configuration: enough blocks for `work_items` threads (at least
+/// one block), capped at `Policy::blocks_per_sm` resident blocks per SM, with
+/// programmatic dependent launch (the kernels wait for prior grids first).
 template <class Policy>
 launch_config transform_launch_config(std::uint64_t work_items) {
-  return make_launch_config_1d(work_items, Policy::block_threads, resident_grid_blocks(Policy::blocks_per_sm));
+  launch_config c = make_launch_config_1d(std::max<std::uint64_t>(work_items, 1), Policy::block_threads,
+                                          resident_grid_blocks(Policy::blocks_per_sm));
+  c.dependency = launch_dependency::programmatic;
+  return c;
 }
 
+/// The vector path when every pointer starts at the same offset modulo the
+/// vector (the head and tail then hold fewer than 2N elements), scalar otherwise.
 template <class Policy, class Out, class Op, class... In>
 void launch_transform(Out* out, std::uint64_t n, Op op, cuda::stream_ref s, const In*... in) {
-  constexpr int n_vector = transform_vector_elements<Policy::vector_bytes, Out, In...>();
-  const bool aligned = (is_aligned(out, sizeof(Out) * n_vector) && ... && is_aligned(in, sizeof(In) * n_vector));
-  if (n_vector > 1 && aligned) {
-    const std::uint64_t vectors = n / n_vector;
-    // At least one thread per tail element, so that n < n_vector still launches.
-    const std::uint64_t work = std::max<std::uint64_t>(vectors, n % n_vector);
-    launch(s, transform_launch_config<Policy>(work), transform_kernel<Policy, n_vector, Out, Op, In...>, out, n, op,
-           in...);
-  } else {
-    launch(s, transform_launch_config<Policy>(n), transform_kernel<Policy, 1, Out, Op, In...>, out, n, op, in...);
-  }
-}
-
-template <class T, std::size_t Extent>
-void expect_device_span(cuda::std::span<T, Extent> x, const char* what) {
-  FOUNDRY_EXPECTS(x.empty() || x.data() != nullptr, std::string(what) + " has " + std::to_string(x.size()) +
-                                                        " elements but a null pointer");
-}
-
-template <class T, std::size_t Extent>
-void expect_same_size(cuda::std::span<T, Extent> x, std::size_t n, const char* what) {
-  FOUNDRY_EXPECTS(x.size() == n, std::string(what) + " has " + std::to_string(x.size()) +
-                                     " elements, the output has " + std::to_string(n));
-}
-
-/// out[i] = op(i), vector stores when `out` is aligned.
-template <class Policy, int N, class T, class Op>
-__global__ void __launch_bounds__(Policy::block_threads) tabulate_kernel(T* out, std::uint64_t n, Op op) {
-  const std::uint64_t vectors = n / N;
-  for (auto i : grid_stride_range(vectors)) {
-    aligned_vector<T, N> v;
-#pragma unroll
-    for (int k = 0; k < N; ++k) v[k] = op(i * N + k);
-    if constexpr (N == 1) {
-      out[i] = v[0];
-    } else {
-      store_vector(out + i * N, v);
+  constexpr int n_vector = common_vector_elements_v<Policy::vector_bytes, Out, In...>;
+  if constexpr (n_vector > 1) {
+    if (same_vector_phase<n_vector>(out, in...)) {
+      const auto split = split_for_vectors<n_vector>(out, n);
+      launch(s, transform_launch_config<Policy>(split.vectors), transform_kernel<Policy, n_vector, Out, Op, In...>,
+             split, out, op, in...);
+      return;
     }
   }
-  const std::uint64_t tail = vectors * N + global_thread_index();
-  if (N > 1 && tail < n) out[tail] = op(tail);
+  launch(s, transform_launch_config<Policy>(n), transform_kernel<Policy, 1, Out, Op, In...>, split_for_vectors<1>(out, n),
+         out, op, in...);
+}
+
+/// out[i] = op(i): the body in whole-vector stores, the head and tail element-wise.
+template <class Policy, int N, class T, class Op>
+__global__ void __launch_bounds__(Policy::block_threads) tabulate_kernel(vector_split<N> split, T* out, Op op) {
+  allow_dependent_launch();
+  wait_for_prior_grids();
+  T* body = split.body(out);
+  for (auto i : grid_stride_range(split.vectors)) {
+    aligned_vector<T, N> v;
+#pragma unroll
+    for (int k = 0; k < N; ++k) v[k] = op(split.head + i * N + k);
+    if constexpr (N == 1) {
+      body[i] = v[0];
+    } else {
+      store_vector(body + i * N, v);
+    }
+  }
+  for_each_head_and_tail(split, [&](std::uint64_t j) { out[j] = op(j); });
 }
 
 template <class T>
@@ -211,19 +197,20 @@ struct iota_op {
   __host__ __device__ T operator()(std::uint64_t i) const { return static_cast<T>(start + static_cast<T>(i)); }
 };
 
-/// Copies the bytes [0, bytes) of `src` to `dst`, where `dst - src` is a
-/// multiple of 16: the bytes before `src`'s first 16-byte boundary (`head`) and
-/// after the last (`tail`) go to block 0's threads one by one; the aligned body
-/// is cut into chunks of `block_threads × vectors_per_thread` vectors, one per
-/// block, each thread loading all its vectors before storing any.
+/// Copies `split.n` bytes of `src` to `dst`, both at the same offset modulo 16:
+/// the aligned body is cut into chunks of `block_threads × vectors_per_thread`
+/// 16-byte vectors, one per block, each thread loading all its vectors before
+/// storing any; the head and tail go byte by byte to the grid's first threads.
 template <class Policy>
 __global__ void __launch_bounds__(Policy::block_threads)
-    device_copy_kernel(unsigned char* dst, const unsigned char* src, std::uint64_t bytes, std::uint64_t head) {
+    device_copy_kernel(vector_split<16> split, unsigned char* dst, const unsigned char* src) {
   constexpr int per_thread = Policy::vectors_per_thread;
   constexpr std::uint64_t chunk = std::uint64_t{Policy::block_threads} * per_thread;
-  const std::uint64_t vectors = (bytes - head) / 16;
-  const auto* src_v = reinterpret_cast<const uint4*>(src + head);
-  auto* dst_v = reinterpret_cast<uint4*>(dst + head);
+  allow_dependent_launch();
+  wait_for_prior_grids();
+  const std::uint64_t vectors = split.vectors;
+  const auto* src_v = reinterpret_cast<const uint4*>(split.body(src));
+  auto* dst_v = reinterpret_cast<uint4*>(split.body(dst));
   // One chunk per block; the loop only repeats when the grid was capped at max_grid_x.
   for (std::uint64_t base = blockIdx.x * chunk; base < vectors; base += std::uint64_t{gridDim.x} * chunk) {
     uint4 v[per_thread];
@@ -238,17 +225,8 @@ __global__ void __launch_bounds__(Policy::block_threads)
       if (i < vectors) dst_v[i] = v[k];
     }
   }
-  if (blockIdx.x == 0) {
-    const std::uint64_t tail_begin = head + vectors * 16;
-    if (threadIdx.x < head) dst[threadIdx.x] = src[threadIdx.x];
-    if (tail_begin + threadIdx.x < bytes) dst[tail_begin + threadIdx.x] = src[tail_begin + threadIdx.x];
-  }
+  for_each_head_and_tail(split, [&](std::uint64_t i) { dst[i] = src[i]; });
 }
-
-template <class T>
-struct identity_op {
-  __host__ __device__ T operator()(const T& x) const { return x; }
-};
 
 }  // namespace detail
 
@@ -304,15 +282,16 @@ void tabulate(cuda::std::span<T, Extent> out, Op op, cuda::stream_ref s) {
   detail::expect_device_span(out, "tabulate output");
   if (out.empty()) return;
   constexpr int n_vector = vector_elements_v<T, Policy::vector_bytes>;
-  const std::uint64_t n = out.size();
-  if (n_vector > 1 && is_aligned(out.data(), sizeof(T) * n_vector)) {
-    const std::uint64_t work = std::max<std::uint64_t>(n / n_vector, n % n_vector);
-    launch(s, detail::transform_launch_config<Policy>(work), detail::tabulate_kernel<Policy, n_vector, T, Op>,
-           out.data(), n, op);
-  } else {
-    launch(s, detail::transform_launch_config<Policy>(n), detail::tabulate_kernel<Policy, 1, T, Op>, out.data(), n,
-           op);
+  if constexpr (n_vector > 1) {
+    if (same_vector_phase<n_vector>(out.data())) {
+      const auto split = split_for_vectors<n_vector>(out.data(), out.size());
+      launch(s, detail::transform_launch_config<Policy>(split.vectors),
+             detail::tabulate_kernel<Policy, n_vector, T, Op>, split, out.data(), op);
+      return;
+    }
   }
+  launch(s, detail::transform_launch_config<Policy>(out.size()), detail::tabulate_kernel<Policy, 1, T, Op>,
+         split_for_vectors<1>(out.data(), out.size()), out.data(), op);
 }
 
 /// `out[i] = start + T(i)` for every i (integer types wrap as unsigned
@@ -341,20 +320,17 @@ void device_copy(cuda::std::span<T, DstExtent> dst, cuda::std::span<U, SrcExtent
   if (src.empty()) return;
   const auto* src_bytes = reinterpret_cast<const unsigned char*>(src.data());
   auto* dst_bytes = reinterpret_cast<unsigned char*>(dst.data());
-  const auto src_address = reinterpret_cast<std::uintptr_t>(src_bytes);
-  const auto dst_address = reinterpret_cast<std::uintptr_t>(dst_bytes);
-  if ((src_address - dst_address) % 16 != 0) {
-    foundry::transform(src, dst, detail::identity_op<T>{}, s);
+  if (!same_vector_phase<16>(src_bytes, dst_bytes)) {
+    foundry::transform(src, dst, identity{}, s);
     return;
   }
-  const std::uint64_t bytes = src.size_bytes();
-  const std::uint64_t head = std::min<std::uint64_t>(bytes, (16 - src_address % 16) % 16);
-  const std::uint64_t chunk_bytes = std::uint64_t{Policy::block_threads} * Policy::vectors_per_thread * 16;
-  // At least one block: block 0 also copies the unaligned head and tail.
-  const std::uint64_t body_bytes = (bytes - head) / 16 * 16;
-  const std::uint64_t blocks = std::max<std::uint64_t>(1, ceil_div<std::uint64_t>(body_bytes, chunk_bytes));
+  const auto split = split_for_vectors<16>(src_bytes, src.size_bytes());
+  const std::uint64_t chunk_vectors = std::uint64_t{Policy::block_threads} * Policy::vectors_per_thread;
+  // At least one block: its first threads also copy the unaligned head and tail.
+  const std::uint64_t blocks = std::max<std::uint64_t>(1, ceil_div<std::uint64_t>(split.vectors, chunk_vectors));
   launch_config c = make_launch_config_1d(blocks * Policy::block_threads, Policy::block_threads);
-  launch(s, c, detail::device_copy_kernel<Policy>, dst_bytes, src_bytes, bytes, head);
+  c.dependency = launch_dependency::programmatic;
+  launch(s, c, detail::device_copy_kernel<Policy>, split, dst_bytes, src_bytes);
 }
 
 }  // namespace foundry

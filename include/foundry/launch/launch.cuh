@@ -39,7 +39,21 @@ void launch(cuda::stream_ref s, const launch_config& c, void (*kernel)(Params...
     FOUNDRY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           static_cast<int>(c.dynamic_shared_bytes)));
   }
-  kernel<<<c.grid, c.block, c.dynamic_shared_bytes, s.get()>>>(std::forward<Args>(args)...);
+  if (c.dependency == launch_dependency::programmatic && device.compute_capability_major >= 9) {
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = c.grid;
+    config.blockDim = c.block;
+    config.dynamicSmemBytes = c.dynamic_shared_bytes;
+    config.stream = s.get();
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    FOUNDRY_CUDA_TRY(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
+  } else {
+    kernel<<<c.grid, c.block, c.dynamic_shared_bytes, s.get()>>>(std::forward<Args>(args)...);
+  }
   FOUNDRY_CHECK_LAUNCH();
 }
 

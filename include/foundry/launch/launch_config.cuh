@@ -17,12 +17,25 @@
 
 namespace foundry {
 
+/// How a kernel waits for the work enqueued before it on its stream.
+enum class launch_dependency {
+  /// The kernel starts once everything before it has finished (CUDA's default).
+  full,
+  /// Programmatic dependent launch (sm_90 and later; `full` elsewhere): the kernel
+  /// may start while the kernel before it still runs, once that kernel's blocks have
+  /// called `allow_dependent_launch()` or exited, which hides most of a launch's
+  /// latency. The kernel must call `wait_for_prior_grids()` before it touches any
+  /// global memory (<foundry/launch/dependent_launch.cuh>).
+  programmatic,
+};
+
 /// A kernel's launch shape. A grid with zero blocks means "nothing to do":
 /// `foundry::launch` returns without launching.
 struct launch_config {
   dim3 grid{0, 1, 1};
   dim3 block{1, 1, 1};
   std::size_t dynamic_shared_bytes = 0;
+  launch_dependency dependency = launch_dependency::full;
 
   [[nodiscard]] constexpr std::uint64_t block_threads() const noexcept {
     return std::uint64_t{block.x} * block.y * block.z;

@@ -9,6 +9,7 @@
 ///     for (int k = 0; k < 4; ++k) v[k] *= 2.0f;
 ///     foundry::store_vector(q, v);              // q aligned to 16 bytes
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -63,6 +64,15 @@ template <class T, int Bytes = max_vector_bytes>
 inline constexpr int vector_elements_v =
     (detail::is_power_of_two(sizeof(T)) && sizeof(T) <= static_cast<std::size_t>(Bytes))
         ? static_cast<int>(Bytes / sizeof(T))
+        : 1;
+
+/// Elements per vector for a kernel that moves every type in `T...` together:
+/// the widest type gets `Bytes` per access, the others the same element count
+/// (fewer bytes). 1 (scalar) when some size is not a power of two or exceeds `Bytes`.
+template <int Bytes, class... T>
+inline constexpr int common_vector_elements_v =
+    ((detail::is_power_of_two(sizeof(T)) && ...) && ((sizeof(T) <= static_cast<std::size_t>(Bytes)) && ...))
+        ? static_cast<int>(static_cast<std::size_t>(Bytes) / std::max({sizeof(T)...}))
         : 1;
 
 /// `N` elements of `T` in registers, aligned so that the whole array moves in one
