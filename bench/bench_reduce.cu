@@ -65,10 +65,11 @@ std::int64_t exact_sum(const foundry::device_buffer<float>& x, foundry::stream& 
   return sum;
 }
 
-template <int BlocksPerSm, int InFlight>
+template <int BlocksPerSm, int InFlight, foundry::tile_assignment Tiles = foundry::tile_assignment::strided>
 struct reduce_candidate : foundry::reduce_policy {
   static constexpr int blocks_per_sm = BlocksPerSm;
   static constexpr int vectors_in_flight = InFlight;
+  static constexpr foundry::tile_assignment tiles = Tiles;
 };
 
 // A stream that foundry does not own (no foundry::stream behind it), as a user's own
@@ -142,9 +143,9 @@ void bm_reduce_sum_f32(benchmark::State& state, variant v) {
   bm_reduce_sum_f32_with<foundry::reduce_policy>(state, v);
 }
 
-template <int BlocksPerSm, int InFlight>
+template <int BlocksPerSm, int InFlight, foundry::tile_assignment Tiles = foundry::tile_assignment::strided>
 void bm_reduce_candidate(benchmark::State& state) {
-  bm_reduce_sum_f32_with<reduce_candidate<BlocksPerSm, InFlight>>(state, variant::foundry_scratch);
+  bm_reduce_sum_f32_with<reduce_candidate<BlocksPerSm, InFlight, Tiles>>(state, variant::foundry);
 }
 
 constexpr std::int64_t elements = std::int64_t{1} << 28;
@@ -173,9 +174,14 @@ BENCHMARK_CAPTURE(bm_reduce_sum_f32, cub, variant::cub)
     ->Name("reduce_sum_f32/cub")->Apply(bench::configure)->Apply(every_size);
 
 // Policy candidates beside the default, so that reduce_policy rests on measured figures.
+constexpr auto contiguous = foundry::tile_assignment::contiguous;
 FOUNDRY_BENCHMARK(bm_reduce_candidate<8, 4>)->Name("reduce_sum_f32/foundry_b8v4")->Arg(elements);
-FOUNDRY_BENCHMARK(bm_reduce_candidate<4, 8>)->Name("reduce_sum_f32/foundry_b4v8")->Arg(elements);
+FOUNDRY_BENCHMARK(bm_reduce_candidate<4, 8>)->Name("reduce_sum_f32/foundry_b4v8")->Arg(elements)->Arg(elements * 4);
 FOUNDRY_BENCHMARK(bm_reduce_candidate<2, 8>)->Name("reduce_sum_f32/foundry_b2v8")->Arg(elements);
 FOUNDRY_BENCHMARK(bm_reduce_candidate<8, 2>)->Name("reduce_sum_f32/foundry_b8v2")->Arg(elements);
+FOUNDRY_BENCHMARK(bm_reduce_candidate<4, 4, contiguous>)
+    ->Name("reduce_sum_f32/foundry_b4v4_contiguous")->Arg(elements)->Arg(elements * 4);
+FOUNDRY_BENCHMARK(bm_reduce_candidate<4, 8, contiguous>)
+    ->Name("reduce_sum_f32/foundry_b4v8_contiguous")->Arg(elements)->Arg(elements * 4);
 
 FOUNDRY_BENCH_MAIN()

@@ -74,7 +74,7 @@ dot_reference reference_dot(const foundry::device_buffer<T>& a, const foundry::d
   return r;
 }
 
-template <class T>
+template <class T, class Policy = foundry::reduce_policy>
 void bm_dot(benchmark::State& state, variant v) {
   const auto n = static_cast<std::size_t>(state.range(0));
   foundry::stream s;
@@ -102,7 +102,8 @@ void bm_dot(benchmark::State& state, variant v) {
         foundry::naive::transform_reduce(x, y, out.span(), T{0}, cuda::std::plus<T>{}, cuda::std::multiplies<T>{}, st);
         break;
       case variant::foundry:
-        foundry::transform_reduce(x, y, out.span(), T{0}, cuda::std::plus<T>{}, cuda::std::multiplies<T>{}, st);
+        foundry::transform_reduce<Policy>(x, y, out.span(), T{0}, cuda::std::plus<T>{}, cuda::std::multiplies<T>{},
+                                          st);
         break;
       case variant::thrust:
         // inner_product returns its value to the host, so it synchronises: each timed
@@ -148,6 +149,18 @@ void dot_sizes(benchmark::internal::Benchmark* b) {
 }  // namespace
 
 void bm_dot_f64(benchmark::State& state, variant v) { bm_dot<double>(state, v); }
+
+// Policy candidates for two 8-byte inputs, beside the default.
+template <int BlocksPerSm, int InFlight, foundry::tile_assignment Tiles = foundry::tile_assignment::strided>
+struct dot_candidate : foundry::reduce_policy {
+  static constexpr int blocks_per_sm = BlocksPerSm;
+  static constexpr int vectors_in_flight = InFlight;
+  static constexpr foundry::tile_assignment tiles = Tiles;
+};
+template <class Policy>
+void bm_dot_f64_candidate(benchmark::State& state) {
+  bm_dot<double, Policy>(state, variant::foundry);
+}
 void bm_dot_f32(benchmark::State& state, variant v) { bm_dot<float>(state, v); }
 
 BENCHMARK_CAPTURE(bm_dot_f64, naive, variant::naive)->Name("dot_f64/naive")->Apply(bench::configure)->Apply(dot_sizes);
@@ -162,5 +175,12 @@ BENCHMARK_CAPTURE(bm_dot_f32, foundry, variant::foundry)
 BENCHMARK_CAPTURE(bm_dot_f32, thrust, variant::thrust)
     ->Name("dot_f32/thrust")->Apply(bench::configure)->Apply(dot_sizes);
 BENCHMARK_CAPTURE(bm_dot_f32, cub, variant::cub)->Name("dot_f32/cub")->Apply(bench::configure)->Apply(dot_sizes);
+
+constexpr auto contiguous = foundry::tile_assignment::contiguous;
+FOUNDRY_BENCHMARK(bm_dot_f64_candidate<dot_candidate<8, 2>>)->Name("dot_f64/foundry_b8v2")->Arg(1 << 24)->Arg(1 << 28);
+FOUNDRY_BENCHMARK(bm_dot_f64_candidate<dot_candidate<4, 2>>)->Name("dot_f64/foundry_b4v2")->Arg(1 << 24)->Arg(1 << 28);
+FOUNDRY_BENCHMARK(bm_dot_f64_candidate<dot_candidate<8, 4>>)->Name("dot_f64/foundry_b8v4")->Arg(1 << 24)->Arg(1 << 28);
+FOUNDRY_BENCHMARK(bm_dot_f64_candidate<dot_candidate<4, 4, contiguous>>)
+    ->Name("dot_f64/foundry_b4v4_contiguous")->Arg(1 << 24)->Arg(1 << 28);
 
 FOUNDRY_BENCH_MAIN()

@@ -27,6 +27,8 @@
 #                  call that checks a few binaries; the bench stage then runs the bench_*
 #                  binaries that were built
 #   TEST_REGEX: ctest -R filter for the test stage (default: every test)
+#   TEST_JOBS: run the tests this many at a time (default: 1), all but the leak test, which
+#              compares device-wide free memory and then runs alone
 #   BUILD: the build tree that the test and sanitize stages use (default: build/h200), so
 #          that test binaries built elsewhere for sm_90 can be sanitized from BUILD/tests;
 #          the build and bench stages always use the h200 preset (build/h200)
@@ -56,8 +58,14 @@ fi
 if has test; then
   s=$SECONDS
   # Serial: the leak test compares device-wide free memory before and after.
-  (cd "$build" && ctest --output-on-failure --timeout 600 ${TEST_REGEX:+-R "$TEST_REGEX"}) >"$out/ctest.log" 2>&1 || fail=1
-  note test "$(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -1) ($((SECONDS - s)) s)"
+  leak_test="without a leak"
+  if [ "${TEST_JOBS:-1}" -gt 1 ]; then
+    (cd "$build" && ctest --output-on-failure --timeout 600 -j "$TEST_JOBS" -E "$leak_test" ${TEST_REGEX:+-R "$TEST_REGEX"}) >"$out/ctest.log" 2>&1 || fail=1
+    (cd "$build" && ctest --output-on-failure --timeout 600 -R "$leak_test") >>"$out/ctest.log" 2>&1 || fail=1
+  else
+    (cd "$build" && ctest --output-on-failure --timeout 600 ${TEST_REGEX:+-R "$TEST_REGEX"}) >"$out/ctest.log" 2>&1 || fail=1
+  fi
+  note test "$(grep -E 'tests passed|tests failed' "$out/ctest.log" | tr '\n' ';') ($((SECONDS - s)) s)"
   grep -E '\(Failed\)|\(Timeout\)|\(SEGFAULT\)|Not Run' "$out/ctest.log" | head -20
   grep -c '(Skipped)' "$out/ctest.log" | xargs -I{} echo "skipped tests: {}"
 fi

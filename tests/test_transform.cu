@@ -126,6 +126,28 @@ TEST_CASE("transform is correct when pointers are offset by 1, 2 or 3 elements",
   }
 }
 
+TEST_CASE("transforms, tabulates and copies back to back on one stream see each other's results", "[gpu]") {
+  // The memory-bound kernels start before the previous kernel ends (programmatic
+  // dependent launch) and must wait for it before touching memory: a chain of
+  // in-place updates with no synchronisation exposes a kernel that reads too early
+  // (a stale value) or writes too early (over a value the previous kernel still reads).
+  foundry::stream s;
+  for (const std::size_t n : {std::size_t{33}, std::size_t{(1u << 20) + 7}}) {
+    CAPTURE(n);
+    auto d_x = poisoned_device_buffer<std::int32_t>(n, s);
+    auto d_y = poisoned_device_buffer<std::int32_t>(n, s);
+    foundry::iota(d_x.span(), 0, s);
+    for (int step = 0; step < 50; ++step) {
+      foundry::transform(d_x.span(), d_x.span(), [] __device__(std::int32_t v) { return v + 3; }, s);
+      foundry::device_copy(d_y.span(), d_x.span(), s);
+      foundry::transform(d_y.span(), d_x.span(), d_x.span(),
+                         [] __device__(std::int32_t y, std::int32_t x) { return 2 * y - x; }, s);
+    }
+    const auto x = to_host(d_x, s);
+    CHECK(x == host_tabulate(n, [](std::size_t i) { return static_cast<std::int32_t>(i) + 150; }));
+  }
+}
+
 TEST_CASE("transform converts between element types (half in, float out)", "[gpu]") {
   foundry::stream s;
   for (const std::size_t n : odd_sizes()) {

@@ -46,7 +46,6 @@
 #include <foundry/launch/launch.cuh>
 #include <foundry/launch/launch_config.cuh>
 #include <foundry/memory/device_buffer.cuh>
-#include <foundry/runtime/stream.cuh>
 #include <foundry/thread/vector.cuh>
 #include <foundry/thread/vector_split.cuh>
 #include <foundry/util/nvtx.cuh>
@@ -65,22 +64,31 @@
 
 namespace foundry {
 
+/// How the blocks of a persistent grid share the tiles of an input.
+enum class tile_assignment {
+  /// Block b takes tiles b, b + grid, b + 2 grid, ...: the grid sweeps the input together.
+  strided,
+  /// Block b takes one contiguous run of tiles (CUB's "even share").
+  contiguous,
+};
+
 /// Launch policy of `reduce` and `transform_reduce`. Override by deriving and
 /// passing it as the first template argument: `foundry::reduce<my_policy>(...)`.
 struct reduce_policy {
-  /// Threads per block. Only 256 was measured on the H200 (every
-  /// reduce_sum_f32/foundry* row uses 256; the candidates vary blocks/SM and vectors).
+  /// Threads per block. Only 256 was measured on the H200.
   static constexpr int block_threads = 256;
   /// Vectors each thread loads per input before it accumulates any: 4 × 16 bytes in flight.
-  /// H200, float sum of 2^28: 4 blocks/SM × 4 vectors 4.42 TB/s, level with
-  /// cub::DeviceReduce::Sum (0.996-1.007× over two runs); 4 × 8 4.43, 8 × 4 4.41,
-  /// 8 × 2 4.41, 2 × 8 4.28.
+  /// H200, float sum of 2^28 (bench_reduce): 4 blocks/SM × 4 vectors 4.42 TB/s, level
+  /// with cub::DeviceReduce::Sum's 4.43; 4 × 8 4.43, 8 × 4 4.42, 8 × 2 4.39, 2 × 8 4.32.
+  /// Dot of 2^28 doubles: 4.53 TB/s (CUB's TransformReduce 4.52, thrust 4.45).
   static constexpr int vectors_in_flight = 4;
   /// Bytes per load of the widest input type. 16 = one LDG.128.
   static constexpr int vector_bytes = 16;
-  /// Blocks (= partials) per SM in pass 1: a single wave at 1024 threads/SM
-  /// (figures above).
+  /// Blocks (= partials) per SM: a single wave at 1024 threads/SM (figures above).
   static constexpr int blocks_per_sm = 4;
+  /// Which tiles each block reads. `contiguous` measured level (float sum: 4.41 TB/s
+  /// at 2^28, 4.53 at 2^30; dot of 2^24 doubles 4.10 vs 4.13).
+  static constexpr tile_assignment tiles = tile_assignment::strided;
 };
 
 namespace detail {
@@ -146,16 +154,13 @@ __device__ inline void fold_tile(partial_result<Acc>& acc, ReduceOp& reduce_op, 
 /// Where a reduction's blocks put their results.
 template <class Acc>
 struct reduction_target {
-  Acc* out;            ///< the result, `init ⊕ total`
+  Acc* out;       ///< the result, `init ⊕ total`
   Acc init;
-  Acc* partials;       ///< one per block; null for a one-block grid, which writes `out` itself
-  unsigned* blocks_done;  ///< zero on entry, or null: then a second kernel folds the partials
+  Acc* partials;  ///< one per block; null for a one-block grid, which writes `out` itself
 };
 
 /// `init ⊕ partials[0] ⊕ ... ⊕ partials[count-1]` into `out`, by the whole block in
-/// a fixed order (thread t folds t, t + block, ..., then `block_reduce`), so that the
-/// single-launch and two-launch paths give the same bits. Plain loads: the partials
-/// were written by other blocks of this grid or by the previous kernel.
+/// a fixed order (thread t folds t, t + block, ..., then `block_reduce`).
 template <class Policy, class Acc, class ReduceOp>
 __device__ void fold_partials(const reduction_target<Acc>& target, std::uint32_t count, ReduceOp& reduce_op) {
   partial_result<Acc> acc;
@@ -167,31 +172,58 @@ __device__ void fold_partials(const reduction_target<Acc>& target, std::uint32_t
   if (threadIdx.x == 0) *target.out = total.valid ? reduce_op(target.init, total.value) : target.init;
 }
 
-/// Reduces `transform_op(in[i]...)` for i in [0, split.n). Block `b` walks tiles
-/// b, b + grid, ...; the last, partial tile is guarded; the head and tail go to
-/// the grid's first threads. A one-block grid writes `init ⊕ total`; otherwise
-/// each block writes its partial, and with `blocks_done` the last block to finish
-/// folds them all (one launch; it resets the counter). Precondition: with more
-/// than one block, every block has at least one tile.
+/// The tiles [begin, end) that block `block` of `blocks` walks, and whether it also
+/// takes the partial tile. `strided`: tiles b, b + blocks, ...; `contiguous`: one run
+/// of floor or ceil(tiles / blocks) tiles per block (CUB's "even share"), the partial
+/// tile going to the first block with the shorter run.
+template <tile_assignment Assignment>
+struct block_tiles {
+  std::uint64_t begin, end, step;
+  bool takes_partial_tile;
+
+  __device__ block_tiles(std::uint64_t full_tiles, std::uint32_t block, std::uint32_t blocks) {
+    if constexpr (Assignment == tile_assignment::strided) {
+      begin = block;
+      end = full_tiles;
+      step = blocks;
+      takes_partial_tile = block == full_tiles % blocks;
+    } else {
+      const std::uint64_t share = full_tiles / blocks;
+      const std::uint64_t extra = full_tiles % blocks;
+      begin = block * share + (block < extra ? block : extra);
+      end = begin + share + (block < extra ? 1 : 0);
+      step = 1;
+      takes_partial_tile = block == extra;
+    }
+  }
+};
+
+/// Reduces `transform_op(in[i]...)` for i in [0, split.n). Each block walks its
+/// tiles (`Policy::tiles`); the last, partial tile is guarded; the head and tail go
+/// to the grid's first threads. A one-block grid writes `init ⊕ total`; otherwise
+/// each block writes its partial for `fold_partials_kernel`. Precondition: with
+/// more than one block, every block has at least one tile.
 template <class Policy, int N, class Acc, class ReduceOp, class TransformOp, class... In>
 __global__ void __launch_bounds__(Policy::block_threads)
     transform_reduce_kernel(vector_split<N> split, reduction_target<Acc> target, ReduceOp reduce_op,
                             TransformOp transform_op, const In*... in) {
   using tile = block_striped_tile<Policy::block_threads, Policy::vectors_in_flight>;
   constexpr auto inputs = std::index_sequence_for<In...>{};
-  allow_dependent_launch();
   wait_for_prior_grids();
   partial_result<Acc> acc;
   acc.valid = false;
 
   const std::uint64_t full_tiles = split.vectors / tile::vectors;
-  for (std::uint64_t j = blockIdx.x; j < full_tiles; j += gridDim.x) {
+  const block_tiles<Policy::tiles> mine(full_tiles, blockIdx.x, gridDim.x);
+  for (std::uint64_t j = mine.begin; j < mine.end; j += mine.step) {
     cuda::std::tuple<thread_vectors<In, N, tile::vectors_per_thread>...> values;
     cuda::std::apply([&](auto&... v) { (tile::load(split.body(in) + j * tile::vectors * N, v.v), ...); }, values);
     fold_tile<tile, N>(acc, reduce_op, transform_op, values, inputs);
   }
+  // Only now: a dependent kernel launched earlier would hold SM resources through the loop.
+  allow_dependent_launch();
   const std::uint64_t rest = split.vectors - full_tiles * tile::vectors;
-  if (rest != 0 && blockIdx.x == full_tiles % gridDim.x) {
+  if (rest != 0 && mine.takes_partial_tile) {
     cuda::std::tuple<thread_vectors<In, N, tile::vectors_per_thread>...> values;
     cuda::std::apply([&](auto&... v) { (tile::load(split.body(in) + full_tiles * tile::vectors * N, v.v, rest), ...); },
                      values);
@@ -202,27 +234,16 @@ __global__ void __launch_bounds__(Policy::block_threads)
   using block_reduce_t = block_reduce<partial_result<Acc>, Policy::block_threads>;
   __shared__ typename block_reduce_t::temp_storage storage;
   const partial_result<Acc> total = block_reduce_t(storage).reduce(acc, partial_result_op<ReduceOp>{reduce_op});
-  if (target.partials == nullptr) {
-    if (threadIdx.x == 0) *target.out = total.valid ? reduce_op(target.init, total.value) : target.init;
-    return;
-  }
-  if (threadIdx.x == 0) target.partials[blockIdx.x] = total.value;
-  if (target.blocks_done == nullptr) return;
-
-  // The last block to finish folds every partial (the threadfence reduction of the CUDA samples).
-  __shared__ bool is_last;
   if (threadIdx.x == 0) {
-    __threadfence();  // this block's partial is visible before its count
-    is_last = atomicAdd(target.blocks_done, 1u) == gridDim.x - 1;
+    if (target.partials == nullptr) {
+      *target.out = total.valid ? reduce_op(target.init, total.value) : target.init;
+    } else {
+      target.partials[blockIdx.x] = total.value;
+    }
   }
-  __syncthreads();
-  if (!is_last) return;
-  __threadfence();  // every other partial is visible to this block's loads
-  fold_partials<Policy>(target, gridDim.x, reduce_op);
-  if (threadIdx.x == 0) *target.blocks_done = 0;  // ready for the next call on this scratch
 }
 
-/// The second launch of the two-launch path: one block folds the partials.
+/// The second launch: one block folds the partials of the first.
 template <class Policy, class Acc, class ReduceOp>
 __global__ void __launch_bounds__(Policy::block_threads)
     fold_partials_kernel(reduction_target<Acc> target, std::uint32_t count, ReduceOp reduce_op) {
@@ -240,29 +261,25 @@ std::uint64_t max_partial_count(std::uint64_t n) {
       1, std::min<std::uint64_t>(ceil_div(n, transform_reduce_tile_elements<Policy, In...>), cap));
 }
 
-/// Scratch layout: at a boundary of `scratch_alignment` bytes (found inside the
-/// caller's scratch, whatever its address), a counter of finished blocks in the
-/// first `scratch_alignment` bytes, then the partials.
+/// Scratch alignment: the partials start on a boundary of this many bytes
+/// found inside the caller's scratch, whatever its address.
 template <class Acc>
-inline constexpr std::size_t scratch_alignment =
-    std::max<std::size_t>(alignof(Acc), stream_scratch::zeroed_prefix_bytes);
+inline constexpr std::size_t scratch_alignment = std::max<std::size_t>(alignof(Acc), max_vector_bytes);
 
 template <class Acc>
 std::size_t scratch_bytes_for_partials(std::uint64_t partials) {
   if (partials <= 1) return 0;
-  return 2 * scratch_alignment<Acc> + static_cast<std::size_t>(partials) * sizeof(Acc);
+  return scratch_alignment<Acc> + static_cast<std::size_t>(partials) * sizeof(Acc);
 }
 
-/// Where the scratch's counter may be used: only in a stream's own scratch,
-/// whose counter is zero on entry; a caller's scratch holds anything.
-enum class scratch_counter { zeroed, unknown };
-
-/// Enqueues the reduction over `split`: one block; or several and a single launch
-/// (a zeroed counter); or several and a second launch that folds the partials.
+/// Enqueues the reduction over `split`: one block writes the result; or several
+/// write partials to `scratch` and a second, one-block launch folds them. Both
+/// launches are programmatic dependent launches, so the second is resident and
+/// waiting when the first finishes.
 template <class Policy, int N, class Acc, class ReduceOp, class TransformOp, class... In>
 void enqueue_transform_reduce(vector_split<N> split, std::uint64_t max_partials, Acc* out, Acc init,
-                              ReduceOp reduce_op, TransformOp transform_op, std::byte* scratch,
-                              scratch_counter counter, cuda::stream_ref s, const In*... in) {
+                              ReduceOp reduce_op, TransformOp transform_op, std::byte* scratch, cuda::stream_ref s,
+                              const In*... in) {
   constexpr std::uint64_t tile_vectors = std::uint64_t{Policy::block_threads} * Policy::vectors_in_flight;
   // Never more blocks than tiles: every block then owns at least one.
   const std::uint64_t blocks =
@@ -271,41 +288,35 @@ void enqueue_transform_reduce(vector_split<N> split, std::uint64_t max_partials,
   c.grid = dim3(static_cast<std::uint32_t>(blocks), 1, 1);
   c.block = dim3(Policy::block_threads, 1, 1);
   c.dependency = launch_dependency::programmatic;
-  const auto kernel = transform_reduce_kernel<Policy, N, Acc, ReduceOp, TransformOp, In...>;
-  reduction_target<Acc> target{out, init, nullptr, nullptr};
-  if (blocks == 1) {
-    launch(s, c, kernel, split, target, reduce_op, transform_op, in...);
-    return;
+  reduction_target<Acc> target{out, init, nullptr};
+  if (blocks > 1) {
+    target.partials = reinterpret_cast<Acc*>(
+        round_up<std::uintptr_t>(reinterpret_cast<std::uintptr_t>(scratch), scratch_alignment<Acc>));
   }
-  const auto base = round_up<std::uintptr_t>(reinterpret_cast<std::uintptr_t>(scratch), scratch_alignment<Acc>);
-  target.partials = reinterpret_cast<Acc*>(base + scratch_alignment<Acc>);
-  if (counter == scratch_counter::zeroed) {
-    target.blocks_done = reinterpret_cast<unsigned*>(base);
-    launch(s, c, kernel, split, target, reduce_op, transform_op, in...);
-    return;
+  launch(s, c, transform_reduce_kernel<Policy, N, Acc, ReduceOp, TransformOp, In...>, split, target, reduce_op,
+         transform_op, in...);
+  if (blocks > 1) {
+    c.grid = dim3(1, 1, 1);
+    launch(s, c, fold_partials_kernel<Policy, Acc, ReduceOp>, target, static_cast<std::uint32_t>(blocks), reduce_op);
   }
-  launch(s, c, kernel, split, target, reduce_op, transform_op, in...);
-  c.grid = dim3(1, 1, 1);
-  launch(s, c, fold_partials_kernel<Policy, Acc, ReduceOp>, target, static_cast<std::uint32_t>(blocks), reduce_op);
 }
 
 /// Picks the vector path when every input starts at the same offset modulo the
 /// vector, the scalar path otherwise, and enqueues the reduction.
 template <class Policy, class Acc, class ReduceOp, class TransformOp, class In0, class... In>
 void launch_transform_reduce(std::uint64_t n, Acc* out, Acc init, ReduceOp reduce_op, TransformOp transform_op,
-                             std::byte* scratch, scratch_counter counter, cuda::stream_ref s, const In0* in0,
-                             const In*... in) {
+                             std::byte* scratch, cuda::stream_ref s, const In0* in0, const In*... in) {
   constexpr int n_vector = transform_reduce_vector_elements_v<Policy, In0, In...>;
   const std::uint64_t max_partials = max_partial_count<Policy, In0, In...>(n);
   if constexpr (n_vector > 1) {
     if (same_vector_phase<n_vector>(in0, in...)) {
       enqueue_transform_reduce<Policy>(split_for_vectors<n_vector>(in0, n), max_partials, out, init, reduce_op,
-                                       transform_op, scratch, counter, s, in0, in...);
+                                       transform_op, scratch, s, in0, in...);
       return;
     }
   }
   enqueue_transform_reduce<Policy>(split_for_vectors<1>(in0, n), max_partials, out, init, reduce_op, transform_op,
-                                   scratch, counter, s, in0, in...);
+                                   scratch, s, in0, in...);
 }
 
 template <class... In, std::size_t... InExtents, class Acc, std::size_t OutExtent>
@@ -327,11 +338,11 @@ template <class Policy, class... In, std::size_t... InExtents, class Acc, std::s
           class TransformOp>
 void enqueue_with_scratch(const cuda::std::tuple<cuda::std::span<In, InExtents>...>& inputs,
                           cuda::std::span<Acc, OutExtent> out, Acc init, ReduceOp reduce_op, TransformOp transform_op,
-                          std::byte* scratch, scratch_counter counter, cuda::stream_ref s) {
+                          std::byte* scratch, cuda::stream_ref s) {
   cuda::std::apply(
       [&](auto... in) {
         launch_transform_reduce<Policy>(cuda::std::get<0>(inputs).size(), out.data(), init, reduce_op, transform_op,
-                                        scratch, counter, s, static_cast<const std::remove_const_t<In>*>(in.data())...);
+                                        scratch, s, static_cast<const std::remove_const_t<In>*>(in.data())...);
       },
       inputs);
 }
@@ -371,45 +382,30 @@ void transform_reduce(cuda::std::tuple<cuda::std::span<In, InExtents>...> inputs
   const std::size_t needed = transform_reduce_scratch_bytes<Acc, Policy, In...>(n);
   detail::expect_scratch(scratch.data(), scratch.size(), needed, "transform_reduce",
                          "transform_reduce_scratch_bytes");
-  detail::enqueue_with_scratch<Policy>(inputs, out, init, reduce_op, transform_op, scratch.data(),
-                                       detail::scratch_counter::unknown, s);
+  detail::enqueue_with_scratch<Policy>(inputs, out, init, reduce_op, transform_op, scratch.data(), s);
 }
 
-/// As above, with the scratch found by foundry. On a `foundry::stream` it is the
-/// stream's own (`stream.cuh`), allocated once, and the whole reduction is one
-/// launch; on any other stream it is allocated and freed stream-ordered on `s`
-/// (cudaMallocAsync/cudaFreeAsync) around two launches. An input that one block
-/// covers needs neither. Asynchronous. Throws as above, and `cuda_error` if an
+/// As above, with scratch allocated and freed stream-ordered on `s`
+/// (cudaMallocAsync/cudaFreeAsync from the device's pool; none when one block
+/// covers the input). Asynchronous. Throws as above, and `cuda_error` if the
 /// allocation fails.
 ///
-/// H200, float sum of 2^14 to 2^20 elements, back to back: two launches with the
-/// per-call allocation took 6.9-7.6 us a call, 1 us more than with caller
-/// scratch, against cub::DeviceReduce::Sum's 4.5-5.2 us (two launches, scratch
-/// allocated once); see bench/results/h200 for the single-launch figures.
+/// H200, float sum of 2^14 to 2^18 elements back to back (bench_reduce): 3.7-3.9 us
+/// a call, with caller scratch or this per-call allocation alike, against
+/// cub::DeviceReduce::Sum's 4.3-4.8 us. Programmatic dependent launch hides the
+/// allocation: without it this call took 6.9-7.3 us and caller scratch 5.9-6.3.
+/// A single-launch variant (the last block to finish folds the partials, counter
+/// in scratch that a foundry::stream kept) took 4.1-4.25 us: slower, not kept.
 template <class Policy = reduce_policy, class... In, std::size_t... InExtents, class Acc, std::size_t OutExtent,
           class ReduceOp, class TransformOp>
 void transform_reduce(cuda::std::tuple<cuda::std::span<In, InExtents>...> inputs,
                       cuda::std::span<Acc, OutExtent> out, cuda::std::type_identity_t<Acc> init, ReduceOp reduce_op,
                       TransformOp transform_op, cuda::stream_ref s) {
-  static_assert(sizeof...(In) >= 1, "transform_reduce needs at least one input");
-  FOUNDRY_NVTX_FUNCTION_RANGE();
   detail::expect_reduction_arguments(inputs, out, "transform_reduce");  // before the device is queried
-  detail::expect_explicit_stream(s);
-  const std::size_t bytes = transform_reduce_scratch_bytes<Acc, Policy, In...>(cuda::std::get<0>(inputs).size());
-  const auto enqueue = [&](std::byte* scratch, detail::scratch_counter counter) {
-    detail::enqueue_with_scratch<Policy>(inputs, out, init, reduce_op, transform_op, scratch, counter, s);
-  };
-  if (bytes == 0) {
-    enqueue(nullptr, detail::scratch_counter::unknown);
-    return;
-  }
-  if (detail::with_stream_scratch(s.get(), bytes,
-                                  [&](std::byte* scratch) { enqueue(scratch, detail::scratch_counter::zeroed); })) {
-    return;
-  }
   // Freed stream-ordered when this returns, after the kernels that use it (they run later, in order on s).
-  device_buffer<std::byte> scratch(bytes, s);
-  enqueue(scratch.data(), detail::scratch_counter::unknown);
+  device_buffer<std::byte> scratch(
+      transform_reduce_scratch_bytes<Acc, Policy, In...>(cuda::std::get<0>(inputs).size()), s);
+  foundry::transform_reduce<Policy>(inputs, out, init, reduce_op, transform_op, scratch.span(), s);
 }
 
 /// Unary transform-reduce: `out[0] = init ⊕ transform_op(in[0]) ⊕ ...`. See the n-ary overload.

@@ -3,7 +3,9 @@
 /// The device side of programmatic dependent launch (`launch_dependency::programmatic`,
 /// sm_90 and later): a kernel launched that way may start while the kernel before
 /// it on the stream still runs, so its blocks are resident and its parameters
-/// loaded by the time the data is ready.
+/// loaded by the time the data is ready. H200, back to back (bench_reduce,
+/// bench_transform): a two-launch float sum of 2^14 took 5.9 us a call without
+/// it and 3.5 with it; saxpy of 2^16 floats 2.25 us and 1.1.
 ///
 ///     __global__ void k(const float* in, float* out) {
 ///       foundry::allow_dependent_launch();   // the next kernel may start launching
