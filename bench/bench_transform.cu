@@ -125,6 +125,19 @@ void bm_saxpy_policy(benchmark::State& state) {
   bm_saxpy<Policy>(state, variant::foundry, cache_mode::hot);
 }
 
+// The default without programmatic dependent launch, hot (after another saxpy) and cold
+// (after the L2 flush kernel, which does not let dependents start early).
+struct saxpy_full_dependency : foundry::transform_policy {
+  static constexpr foundry::launch_dependency dependency = foundry::launch_dependency::full;
+};
+void bm_saxpy_full_dependency(benchmark::State& state, cache_mode mode) {
+  bm_saxpy<saxpy_full_dependency>(state, variant::foundry, mode);
+}
+
+void small_sizes(benchmark::internal::Benchmark* b) {
+  for (std::int64_t n = std::int64_t{1} << 10; n <= std::int64_t{1} << 22; n *= 4) b->Arg(n);
+}
+
 template <int BlockThreads, int PerThread>
 struct copy_candidate {
   static constexpr int block_threads = BlockThreads;
@@ -162,6 +175,10 @@ BENCHMARK_CAPTURE(bm_copy_foundry, hot, cache_mode::hot)
 BENCHMARK_CAPTURE(bm_copy_foundry, cold, cache_mode::cold)
     ->Name("copy/foundry/cold")->Apply(bench::configure)->Apply(copy_sizes);
 
+BENCHMARK_CAPTURE(bm_saxpy_full_dependency, hot, cache_mode::hot)
+    ->Name("saxpy/foundry_full_dependency")->Apply(bench::configure)->Apply(small_sizes);
+BENCHMARK_CAPTURE(bm_saxpy_full_dependency, cold, cache_mode::cold)
+    ->Name("saxpy/foundry_full_dependency/cold")->Apply(bench::configure)->Apply(small_sizes);
 FOUNDRY_BENCHMARK(bm_saxpy_policy<saxpy_candidate<4, 4>>)->Name("saxpy/foundry_b4v4")->Arg(gib / 4);
 FOUNDRY_BENCHMARK(bm_saxpy_policy<saxpy_candidate<8, 2>>)->Name("saxpy/foundry_b8v2")->Arg(gib / 4);
 FOUNDRY_BENCHMARK(bm_saxpy_policy<saxpy_candidate<8, 4>>)->Name("saxpy/foundry_b8v4")->Arg(gib / 4);
