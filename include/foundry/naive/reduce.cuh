@@ -21,6 +21,7 @@
 /// allocated stream-ordered inside the call. All calls are asynchronous on `s`
 /// and throw `std::invalid_argument` on a null input with elements or an empty output.
 
+#include <foundry/algorithms/detail/checks.cuh>
 #include <foundry/core/error.cuh>
 #include <foundry/core/math.cuh>
 #include <foundry/launch/launch.cuh>
@@ -110,9 +111,8 @@ using reduce_pass_kernel = void (*)(const T*, std::size_t, T*);
 
 template <class In, std::size_t InExtent, class T, std::size_t OutExtent>
 void expect_reduce_arguments(cuda::std::span<In, InExtent> in, cuda::std::span<T, OutExtent> out) {
-  FOUNDRY_EXPECTS(in.empty() || in.data() != nullptr,
-                  "naive reduce input has " + std::to_string(in.size()) + " elements but a null pointer");
-  FOUNDRY_EXPECTS(out.size() >= 1 && out.data() != nullptr, "naive reduce output needs 1 element");
+  foundry::detail::expect_device_span(in, "naive reduce input");
+  foundry::detail::expect_capacity(out, 1, "naive reduce output");
 }
 
 inline launch_config blocks_of(std::size_t blocks) {
