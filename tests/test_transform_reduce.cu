@@ -359,6 +359,38 @@ TEST_CASE("NaN in either input makes a float dot product NaN", "[gpu]") {
   }
 }
 
+namespace {
+// 8 bytes, aligned to 4: an array of them may start at an address 4 mod 8.
+struct float_pair {
+  float a, b;
+};
+struct pair_product {
+  __device__ double operator()(const float_pair& p) const { return static_cast<double>(p.a) * p.b; }
+};
+}  // namespace
+
+TEST_CASE("transform_reduce reads structs aligned below their size at any address", "[gpu]") {
+  // A pair at 4 mod 8 cannot move as one 64-bit access: the scalar path must use the
+  // struct's own accesses (a 64-bit load there faults with a misaligned address).
+  foundry::stream s;
+  for (const std::size_t n : odd_sizes()) {
+    CAPTURE(n);
+    const auto values = random_vector<std::int32_t>(2 * n + 2, -100, 100, 80);
+    std::vector<float> floats(values.begin(), values.end());
+    const auto d_floats = to_device(floats, s);
+    for (const std::size_t offset : {std::size_t{0}, std::size_t{1}}) {
+      CAPTURE(offset);
+      const auto* pairs = reinterpret_cast<const float_pair*>(d_floats.data() + offset);
+      auto d_out = poisoned_device_buffer<double>(1, s);
+      foundry::transform_reduce(cuda::std::span<const float_pair>(pairs, n), d_out.span(), 0.0,
+                                cuda::std::plus<double>{}, pair_product{}, s);
+      double expected = 0;  // small integers: every partial sum is exact
+      for (std::size_t i = 0; i < n; ++i) expected += double{floats[offset + 2 * i]} * floats[offset + 2 * i + 1];
+      CHECK(result_of(d_out, s) == expected);
+    }
+  }
+}
+
 TEST_CASE("transform_reduce over 2^31 + 5 bytes counts and multiplies exactly", "[gpu][large]") {
   // Past the int range, values i % 251 generated on the device (one 2 GiB buffer).
   // Unary at offset 3: the vector path with a head. Binary at offsets 3 and 0

@@ -20,7 +20,7 @@ namespace foundry {
 /// Enqueues `kernel<<<c.grid, c.block, c.dynamic_shared_bytes, s>>>(args...)`.
 /// An empty grid launches nothing (its block is still checked, so that a block of
 /// zero threads is an error, not a silent no-op). Dynamic shared memory above the
-/// 48 KiB default is opted into on the kernel first.
+/// 48 KiB default (static and dynamic together) is opted into on the kernel first.
 /// Throws `std::invalid_argument` for the null (legacy default) stream or a
 /// configuration the device cannot run, and `cuda_error` if the launch fails
 /// (with `FOUNDRY_DEBUG_SYNC`, also if the kernel faults).
@@ -35,9 +35,15 @@ void launch(cuda::stream_ref s, const launch_config& c, void (*kernel)(Params...
   }
   const device_properties& device = get_device_properties();
   validate(c, device);
-  if (c.dynamic_shared_bytes > device.shared_memory_per_block) {
-    FOUNDRY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(c.dynamic_shared_bytes)));
+  if (c.dynamic_shared_bytes > 0) {
+    // The 48 KiB default covers static and dynamic shared memory together.
+    cudaFuncAttributes attributes{};
+    FOUNDRY_CUDA_TRY(cudaFuncGetAttributes(&attributes, kernel));
+    if (c.dynamic_shared_bytes > static_cast<std::size_t>(attributes.maxDynamicSharedSizeBytes) ||
+        attributes.sharedSizeBytes + c.dynamic_shared_bytes > device.shared_memory_per_block) {
+      FOUNDRY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(c.dynamic_shared_bytes)));
+    }
   }
   if (c.dependency == launch_dependency::programmatic && device.compute_capability_major >= 9) {
     cudaLaunchAttribute attribute{};

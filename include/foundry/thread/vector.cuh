@@ -66,6 +66,16 @@ inline constexpr int vector_elements_v =
         ? static_cast<int>(Bytes / sizeof(T))
         : 1;
 
+namespace detail {
+/// True when `N` elements of `T` move as one raw integer access. A single element
+/// does only when `T` is aligned to its size: an 8-byte struct of two floats
+/// (4-byte aligned) at an address 4 mod 8 would fault as a 64-bit access, so it
+/// moves with `T`'s own accesses. Several elements always move raw: the callers
+/// align them to the whole vector (`vector_split`).
+template <class T, int N>
+inline constexpr bool moves_as_raw_v = is_vectorizable_v<T, N> && (N > 1 || alignof(T) >= sizeof(T));
+}  // namespace detail
+
 /// Elements per vector for a kernel that moves every type in `T...` together:
 /// the widest type gets `Bytes` per access, the others the same element count
 /// (fewer bytes). 1 (scalar) when some size is not a power of two or exceeds `Bytes`.
@@ -97,7 +107,7 @@ struct alignas(N == 1 ? alignof(T) : sizeof(T) * N) aligned_vector {
 /// With `N == 1` and a `T` whose size is not a power of two, a plain load.
 template <int N, class T>
 __device__ inline aligned_vector<T, N> load_vector(const T* p) noexcept {
-  if constexpr (is_vectorizable_v<T, N>) {
+  if constexpr (detail::moves_as_raw_v<T, N>) {
     using raw = typename detail::raw_vector<static_cast<int>(sizeof(T)) * N>::type;
     const raw bits = __ldg(reinterpret_cast<const raw*>(p));
     aligned_vector<T, N> v;
@@ -105,7 +115,7 @@ __device__ inline aligned_vector<T, N> load_vector(const T* p) noexcept {
     return v;
   } else {
     static_assert(N == 1, "load_vector needs N * sizeof(T) to be a power of two <= 16 (or N == 1)");
-    return aligned_vector<T, 1>{{*p}};
+    return aligned_vector<T, 1>{{*p}};  // any T, at T's own alignment
   }
 }
 
@@ -113,7 +123,7 @@ __device__ inline aligned_vector<T, N> load_vector(const T* p) noexcept {
 /// `N * sizeof(T)` bytes.
 template <int N, class T>
 __device__ inline void store_vector(T* p, const aligned_vector<T, N>& v) noexcept {
-  if constexpr (is_vectorizable_v<T, N>) {
+  if constexpr (detail::moves_as_raw_v<T, N>) {
     using raw = typename detail::raw_vector<static_cast<int>(sizeof(T)) * N>::type;
     raw bits;
     std::memcpy(&bits, &v, sizeof(v));
