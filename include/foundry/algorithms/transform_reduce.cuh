@@ -43,6 +43,7 @@
 #include <foundry/core/math.cuh>
 #include <foundry/core/operators.cuh>
 #include <foundry/launch/dependent_launch.cuh>
+#include <foundry/launch/grid_stride.cuh>
 #include <foundry/launch/launch.cuh>
 #include <foundry/launch/launch_config.cuh>
 #include <foundry/memory/device_buffer.cuh>
@@ -64,14 +65,6 @@
 
 namespace foundry {
 
-/// How the blocks of a persistent grid share the tiles of an input.
-enum class tile_assignment {
-  /// Block b takes tiles b, b + grid, b + 2 grid, ...: the grid sweeps the input together.
-  strided,
-  /// Block b takes one contiguous run of tiles (CUB's "even share").
-  contiguous,
-};
-
 /// Launch policy of `reduce` and `transform_reduce`. Override by deriving and
 /// passing it as the first template argument: `foundry::reduce<my_policy>(...)`.
 struct reduce_policy {
@@ -92,32 +85,6 @@ struct reduce_policy {
 };
 
 namespace detail {
-
-/// A running reduction that may not have seen an element yet, so that no
-/// identity of the operator is needed (`init` is folded in once, at the end).
-template <class Acc>
-struct partial_result {
-  Acc value;
-  bool valid;
-
-  template <class Op>
-  __device__ void fold(const Acc& x, Op& op) {
-    value = valid ? op(value, x) : x;
-    valid = true;
-  }
-};
-
-/// `op` lifted to partial results: an empty side leaves the other unchanged.
-template <class Op>
-struct partial_result_op {
-  Op op;
-  template <class Acc>
-  __device__ partial_result<Acc> operator()(const partial_result<Acc>& a, const partial_result<Acc>& b) const {
-    if (!a.valid) return b;
-    if (!b.valid) return a;
-    return {op(a.value, b.value), true};
-  }
-};
 
 /// One thread's vectors of one input within a tile.
 template <class T, int N, int VectorsPerThread>
@@ -171,32 +138,6 @@ __device__ void fold_partials(const reduction_target<Acc>& target, std::uint32_t
   const partial_result<Acc> total = block_reduce_t(storage).reduce(acc, partial_result_op<ReduceOp>{reduce_op});
   if (threadIdx.x == 0) *target.out = total.valid ? reduce_op(target.init, total.value) : target.init;
 }
-
-/// The tiles [begin, end) that block `block` of `blocks` walks, and whether it also
-/// takes the partial tile. `strided`: tiles b, b + blocks, ...; `contiguous`: one run
-/// of floor or ceil(tiles / blocks) tiles per block (CUB's "even share"), the partial
-/// tile going to the first block with the shorter run.
-template <tile_assignment Assignment>
-struct block_tiles {
-  std::uint64_t begin, end, step;
-  bool takes_partial_tile;
-
-  __device__ block_tiles(std::uint64_t full_tiles, std::uint32_t block, std::uint32_t blocks) {
-    if constexpr (Assignment == tile_assignment::strided) {
-      begin = block;
-      end = full_tiles;
-      step = blocks;
-      takes_partial_tile = block == full_tiles % blocks;
-    } else {
-      const std::uint64_t share = full_tiles / blocks;
-      const std::uint64_t extra = full_tiles % blocks;
-      begin = block * share + (block < extra ? block : extra);
-      end = begin + share + (block < extra ? 1 : 0);
-      step = 1;
-      takes_partial_tile = block == extra;
-    }
-  }
-};
 
 /// Reduces `transform_op(in[i]...)` for i in [0, split.n). Each block walks its
 /// tiles (`Policy::tiles`); the last, partial tile is guarded; the head and tail go

@@ -108,4 +108,36 @@ struct identity {
   }
 };
 
+namespace detail {
+
+/// A running reduction or scan value that may not have seen an element yet, so
+/// that no identity of the operator is needed (an `init` is folded in once,
+/// where the algorithm says).
+template <class Acc>
+struct partial_result {
+  Acc value;
+  bool valid;
+
+  template <class Op>
+  __host__ __device__ void fold(const Acc& x, Op& op) {
+    value = valid ? op(value, x) : x;
+    valid = true;
+  }
+};
+
+/// `op` lifted to partial results, order kept (`a` before `b`): an empty side
+/// leaves the other unchanged.
+template <class Op>
+struct partial_result_op {
+  Op op;
+  template <class Acc>
+  __host__ __device__ partial_result<Acc> operator()(const partial_result<Acc>& a, const partial_result<Acc>& b) const {
+    if (!a.valid) return b;
+    if (!b.valid) return a;
+    return {op(a.value, b.value), true};
+  }
+};
+
+}  // namespace detail
+
 }  // namespace foundry

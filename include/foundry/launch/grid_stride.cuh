@@ -49,4 +49,43 @@ __device__ inline stride_range grid_stride_range(std::uint64_t n) noexcept {
   return {global_thread_index(), n, grid_thread_count()};
 }
 
+/// How the blocks of a persistent grid share the tiles of an input.
+enum class tile_assignment {
+  /// Block b takes tiles b, b + grid, b + 2 grid, ...: the grid sweeps the input together.
+  strided,
+  /// Block b takes one contiguous run of tiles (CUB's "even share").
+  contiguous,
+};
+
+/// The tiles a block of a persistent 1D grid walks, for `Assignment`:
+///
+///     const foundry::block_tiles<foundry::tile_assignment::strided> mine(full_tiles, blockIdx.x, gridDim.x);
+///     for (std::uint64_t j = mine.begin; j < mine.end; j += mine.step) { ... }
+///     if (partial_tile_exists && mine.takes_partial_tile) { ... }
+///
+/// `strided`: tiles b, b + blocks, ...; `contiguous`: one run of floor or
+/// ceil(tiles / blocks) tiles per block (CUB's "even share"), the partial tile
+/// going to the first block with the shorter run.
+template <tile_assignment Assignment>
+struct block_tiles {
+  std::uint64_t begin, end, step;
+  bool takes_partial_tile;
+
+  __device__ block_tiles(std::uint64_t full_tiles, std::uint32_t block, std::uint32_t blocks) {
+    if constexpr (Assignment == tile_assignment::strided) {
+      begin = block;
+      end = full_tiles;
+      step = blocks;
+      takes_partial_tile = block == full_tiles % blocks;
+    } else {
+      const std::uint64_t share = full_tiles / blocks;
+      const std::uint64_t extra = full_tiles % blocks;
+      begin = block * share + (block < extra ? block : extra);
+      end = begin + share + (block < extra ? 1 : 0);
+      step = 1;
+      takes_partial_tile = block == extra;
+    }
+  }
+};
+
 }  // namespace foundry

@@ -11,54 +11,14 @@
 /// commutative; it is applied in a fixed order, so the same inputs give the same
 /// bits on every run.
 
+#include <foundry/warp/shuffle.cuh>
+
 #include <cuda/std/functional>
 
 #include <cstring>
 #include <type_traits>
 
 namespace foundry {
-
-/// Lanes per warp on every NVIDIA architecture.
-inline constexpr int warp_threads = 32;
-
-namespace detail {
-
-inline constexpr unsigned full_warp_mask = 0xffffffffu;
-
-/// This thread's lane in its warp (`%laneid`), right for any block shape.
-__device__ inline int lane_id() noexcept {
-  unsigned lane;
-  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
-  return static_cast<int>(lane);
-}
-
-/// `__shfl_down_sync` for any trivially copyable `T`, one 32-bit word at a time.
-template <class T>
-__device__ inline T shuffle_down(const T& value, unsigned delta) noexcept {
-  constexpr int words = static_cast<int>((sizeof(T) + 3) / 4);
-  unsigned w[words] = {};
-  std::memcpy(w, &value, sizeof(T));
-#pragma unroll
-  for (int k = 0; k < words; ++k) w[k] = __shfl_down_sync(full_warp_mask, w[k], delta);
-  T result = value;
-  std::memcpy(&result, w, sizeof(T));
-  return result;
-}
-
-/// `__shfl_xor_sync` for any trivially copyable `T`.
-template <class T>
-__device__ inline T shuffle_xor(const T& value, int lane_mask) noexcept {
-  constexpr int words = static_cast<int>((sizeof(T) + 3) / 4);
-  unsigned w[words] = {};
-  std::memcpy(w, &value, sizeof(T));
-#pragma unroll
-  for (int k = 0; k < words; ++k) w[k] = __shfl_xor_sync(full_warp_mask, w[k], lane_mask);
-  T result = value;
-  std::memcpy(&result, w, sizeof(T));
-  return result;
-}
-
-}  // namespace detail
 
 template <class T>
 class warp_reduce {

@@ -1,0 +1,410 @@
+#pragma once
+/// \file
+/// Out-of-place matrix transpose and pitched 2D copy, on an explicit stream:
+///
+///     // in: rows × cols, row pitch in_pitch; out: cols × rows, row pitch out_pitch
+///     foundry::transpose(foundry::matrix_view<const float>{in, rows, cols, in_pitch},
+///                        foundry::matrix_view<float>{out, cols, rows, out_pitch}, stream);
+///     // rows × cols from a pitched source to a pitched destination
+///     foundry::copy_2d(foundry::matrix_view<const float>{src, rows, cols, src_pitch},
+///                      foundry::matrix_view<float>{dst, rows, cols, dst_pitch}, stream);
+///
+/// Matrices are `matrix_view`s (<foundry/gemm/gemm_problem.cuh>): `ld` is the pitch in
+/// elements (`ld >= cols` for a row-major view); the elements between a row's end and
+/// the next row are neither read nor written. A column-major view is its row-major
+/// transpose in memory, so `transpose` between views of different layouts is a 2D copy
+/// of the stored elements, and `copy_2d` between them is a transpose: both calls take
+/// the same two paths below.
+///
+/// Design (three layers: host call -> `detail::launch_transpose` / `detail::launch_copy_2d` -> kernel):
+///  - transpose: one block per square tile of `transpose_policy::tile_side` elements
+///    (64 × 64 for elements of up to 8 bytes), a 1D grid over the tiles, input-row
+///    tiles fastest. 32 lanes along a tile row, `block_threads / 32` rows at a time:
+///    every thread issues all its loads (16 for a 64 × 64 tile) before it stores any to
+///    shared memory, so 16 KiB of float reads per block are in flight; after one
+///    barrier the lanes read a tile column out of shared memory and write it as a row of
+///    the output. Reads and writes are one contiguous run of 32 elements per warp
+///    instruction (128 bytes for floats, whatever the pitch). The shared rows are padded
+///    by one element (4 bytes for 1- and 2-byte elements) so that a column read hits 32
+///    different banks. Only the tiles that stick out of the matrix check bounds.
+///    Element-wide accesses rather than 16-byte vectors: an odd pitch (16383 × 16385)
+///    leaves the rows at every offset modulo 16 bytes, and a warp's 128 contiguous bytes
+///    already fill whole lines; what the textbook kernel lacks is bytes in flight.
+///  - copy_2d: each block copies one chunk of `block_threads × vectors_per_thread`
+///    vectors of one row (rows past the grid's 65535 by striding), loading all before
+///    storing any; 16-byte vectors when both base pointers and both pitches allow them,
+///    element by element otherwise, and the `cols % vector` tail of each row element-wise.
+///    Two contiguous matrices (pitch == cols, or one row) go to `device_copy` as one span.
+/// Both are programmatic dependent launches (`launch_dependency::programmatic`).
+
+#include <foundry/algorithms/transform.cuh>
+#include <foundry/core/error.cuh>
+#include <foundry/core/math.cuh>
+#include <foundry/gemm/gemm_problem.cuh>
+#include <foundry/launch/dependent_launch.cuh>
+#include <foundry/launch/launch.cuh>
+#include <foundry/launch/launch_config.cuh>
+#include <foundry/thread/vector.cuh>
+#include <foundry/util/nvtx.cuh>
+
+#include <cuda/std/span>
+#include <cuda/stream_ref>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+namespace foundry {
+
+/// Launch policy of `transpose`. Override by deriving and passing it as the first
+/// template argument: `foundry::transpose<my_policy>(...)`. None of these defaults has
+/// been measured on the H200 yet; the comments give the expected behaviour.
+struct transpose_policy {
+  /// Threads per block, as 32 lanes × `block_threads / 32` rows. Not yet measured on the
+  /// H200. Expected: with `min_blocks_per_sm` below, 5 blocks (80 KiB of float tiles)
+  /// per SM, more than twice the ~32 KiB of reads in flight that an H200 SM needs to keep
+  /// its share of the bandwidth busy (4.8 TB/s × ~1 us loaded latency / 132 SMs).
+  static constexpr int block_threads = 256;
+  /// Side of the square tile, in elements (a multiple of 32 and of `block_threads / 32`).
+  /// Not yet measured on the H200. Expected: 64 gives every thread 16 elements in flight
+  /// (the textbook 32 × 32 tile, 4 per thread, reached only 0.6× cudaMemcpy); 32 for
+  /// 16-byte elements keeps the tile within the 48 KiB of static shared memory.
+  __host__ __device__ static constexpr int tile_side(std::size_t element_bytes) {
+    return element_bytes <= 8 ? 64 : 32;
+  }
+  /// Blocks per SM that `__launch_bounds__` asks registers for. Not yet measured on the
+  /// H200. sm_90, CUDA 13.0 (ptxas): 5 holds a 64 × 64 float tile to 48 registers, no
+  /// spills (80 KiB of tiles per SM); 4 holds doubles to 64, no spills (128 KiB).
+  __host__ __device__ static constexpr int min_blocks_per_sm(std::size_t element_bytes) {
+    return element_bytes <= 4 ? 5 : 4;
+  }
+  /// Programmatic dependent launch, as every memory-bound kernel (see `transform_policy`).
+  static constexpr launch_dependency dependency = launch_dependency::programmatic;
+};
+
+/// Launch policy of `copy_2d`: one chunk of `block_threads × vectors_per_thread`
+/// vectors of a row per block. Not yet measured on the H200; the shape is
+/// `device_copy_policy`'s, which reached 0.975× cudaMemcpy at 1 GiB there.
+struct copy_2d_policy {
+  static constexpr int block_threads = 512;
+  /// Vectors per thread, all loaded before any is stored.
+  static constexpr int vectors_per_thread = 4;
+  /// Bytes per access on the vector path. 16 = one LDG.128/STG.128.
+  static constexpr int vector_bytes = 16;
+  static constexpr launch_dependency dependency = launch_dependency::programmatic;
+};
+
+namespace detail {
+
+/// The row-major form of `v` as it lies in memory: a column-major rows × cols view is
+/// stored as the row-major cols × rows one.
+template <class T>
+constexpr matrix_view<T> stored_form(const matrix_view<T>& v) noexcept {
+  if (v.layout == matrix_layout::row_major) return v;
+  return matrix_view<T>{v.data, v.cols, v.rows, v.ld, matrix_layout::row_major};
+}
+
+/// Elements from the first element of a non-empty stored matrix to one past its last.
+template <class T>
+constexpr std::int64_t stored_extent(const matrix_view<T>& stored) noexcept {
+  return (stored.rows - 1) * stored.ld + stored.cols;
+}
+
+/// How the output's shape follows from the input's.
+enum class matrix_pairing {
+  transposed,  ///< out is in.cols × in.rows (transpose)
+  same_shape,  ///< out is in.rows × in.cols (copy_2d)
+};
+
+/// One view's own checks: non-negative extents, a pitch that holds a stored row, a
+/// pointer when it has elements, and an extent that fits the address range.
+template <class T>
+void expect_matrix(const matrix_view<T>& v, const std::string& what) {
+  FOUNDRY_EXPECTS(v.rows >= 0 && v.cols >= 0, what + " has a negative extent (" + std::to_string(v.rows) + "x" +
+                                                  std::to_string(v.cols) + ")");
+  const matrix_view<T> s = stored_form(v);
+  FOUNDRY_EXPECTS(s.ld >= s.cols, what + " pitch " + std::to_string(s.ld) + " is smaller than its stored row of " +
+                                      std::to_string(s.cols) + " elements");
+  if (s.rows == 0 || s.cols == 0) return;
+  FOUNDRY_EXPECTS(s.data != nullptr, what + " is " + std::to_string(v.rows) + "x" + std::to_string(v.cols) +
+                                         " but has a null pointer");
+  constexpr std::int64_t max_elements =
+      std::numeric_limits<std::int64_t>::max() / static_cast<std::int64_t>(sizeof(T));
+  FOUNDRY_EXPECTS(s.rows - 1 <= (max_elements - s.cols) / s.ld,
+                  what + ": rows * pitch overflows the address range");
+}
+
+/// The checks shared by `transpose`, `copy_2d` and `naive::transpose`. Throws
+/// `std::invalid_argument`; returns false when there is nothing to move.
+template <class In, class Out>
+bool check_matrix_pair(const matrix_view<In>& in, const matrix_view<Out>& out, matrix_pairing pairing,
+                       const char* algorithm) {
+  const std::string name(algorithm);
+  const std::int64_t want_rows = pairing == matrix_pairing::transposed ? in.cols : in.rows;
+  const std::int64_t want_cols = pairing == matrix_pairing::transposed ? in.rows : in.cols;
+  FOUNDRY_EXPECTS(out.rows == want_rows && out.cols == want_cols,
+                  name + ": the output is " + std::to_string(out.rows) + "x" + std::to_string(out.cols) +
+                      " but must be " + std::to_string(want_rows) + "x" + std::to_string(want_cols) +
+                      " for a " + std::to_string(in.rows) + "x" + std::to_string(in.cols) + " input");
+  expect_matrix(in, name + " input");
+  expect_matrix(out, name + " output");
+  if (in.rows == 0 || in.cols == 0) return false;
+  // Conservative and cheap: the address ranges from first to last element. Two views
+  // interleaved in one allocation (rows of one between rows of the other) are refused too.
+  const auto in_begin = reinterpret_cast<std::uintptr_t>(in.data);
+  const auto in_end = in_begin + static_cast<std::uintptr_t>(stored_extent(stored_form(in))) * sizeof(In);
+  const auto out_begin = reinterpret_cast<std::uintptr_t>(out.data);
+  const auto out_end = out_begin + static_cast<std::uintptr_t>(stored_extent(stored_form(out))) * sizeof(Out);
+  FOUNDRY_EXPECTS(in_end <= out_begin || out_end <= in_begin,
+                  name + ": the input and output memory ranges overlap (it cannot run in place)");
+  return true;
+}
+
+/// The shape of one transpose tile of `T` under `Policy`.
+template <class Policy, class T>
+struct transpose_tile {
+  static constexpr int side = Policy::tile_side(sizeof(T));
+  static constexpr int lanes = 32;
+  static constexpr int rows_per_pass = Policy::block_threads / lanes;
+  static constexpr int passes = side / rows_per_pass;  ///< rows each thread moves
+  static constexpr int lane_steps = side / lanes;      ///< elements each thread moves per row
+  static constexpr int items = passes * lane_steps;    ///< elements per thread
+  /// Shared row padding: a column read then hits a different 4-byte bank per lane
+  /// (row pitch an odd number of words for 1, 2 and 4 bytes; for 8 and 16 bytes an
+  /// odd number of elements, conflict-free within the half- and quarter-warps that
+  /// 64- and 128-bit accesses are served in).
+  static constexpr int pad = sizeof(T) >= 4 ? 1 : static_cast<int>(4 / sizeof(T));
+  static constexpr int shared_pitch = side + pad;
+  static constexpr std::size_t shared_bytes = sizeof(T) * side * shared_pitch;
+
+  static_assert(Policy::block_threads % lanes == 0, "transpose: block_threads must be a whole number of warps");
+  static_assert(side % lanes == 0 && side % rows_per_pass == 0,
+                "transpose: tile_side must be a multiple of 32 and of block_threads / 32");
+  static_assert(shared_bytes <= 48 * 1024, "transpose: the tile exceeds 48 KiB of static shared memory");
+};
+
+/// Moves the tile whose first input element is (r0, c0): reads its rows into shared
+/// memory, then writes its columns as rows of `out`. `Edge`: the tile may stick out of
+/// the matrix, so every access is checked.
+template <class Tile, bool Edge, class T>
+__device__ inline void move_transpose_tile(const matrix_view<const T>& in, const matrix_view<T>& out, T* s_tile,
+                                           std::int64_t r0, std::int64_t c0) {
+  const int x = static_cast<int>(threadIdx.x);
+  const int y = static_cast<int>(threadIdx.y);
+  const int rows_here = Edge && in.rows - r0 < Tile::side ? static_cast<int>(in.rows - r0) : Tile::side;
+  const int cols_here = Edge && in.cols - c0 < Tile::side ? static_cast<int>(in.cols - c0) : Tile::side;
+  const std::int64_t in_step = std::int64_t{Tile::rows_per_pass} * in.ld;
+  const std::int64_t out_step = std::int64_t{Tile::rows_per_pass} * out.ld;
+
+  // 1. Every load issued before any is used: lanes along an input row.
+  const T* g_in = in.data + (r0 + y) * in.ld + c0 + x;
+  T r_items[Tile::items];
+#pragma unroll
+  for (int j = 0; j < Tile::passes; ++j) {
+#pragma unroll
+    for (int h = 0; h < Tile::lane_steps; ++h) {
+      if (!Edge || (y + j * Tile::rows_per_pass < rows_here && x + h * Tile::lanes < cols_here)) {
+        r_items[j * Tile::lane_steps + h] = g_in[j * in_step + h * Tile::lanes];
+      }
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < Tile::passes; ++j) {
+#pragma unroll
+    for (int h = 0; h < Tile::lane_steps; ++h) {
+      if (!Edge || (y + j * Tile::rows_per_pass < rows_here && x + h * Tile::lanes < cols_here)) {
+        s_tile[(y + j * Tile::rows_per_pass) * Tile::shared_pitch + x + h * Tile::lanes] =
+            r_items[j * Tile::lane_steps + h];
+      }
+    }
+  }
+  __syncthreads();
+
+  // 2. Lanes down a tile column (shared), along an output row (global).
+  T* g_out = out.data + (c0 + y) * out.ld + r0 + x;
+#pragma unroll
+  for (int j = 0; j < Tile::passes; ++j) {
+#pragma unroll
+    for (int h = 0; h < Tile::lane_steps; ++h) {
+      const int tile_col = y + j * Tile::rows_per_pass;
+      const int tile_row = x + h * Tile::lanes;
+      if (!Edge || (tile_col < cols_here && tile_row < rows_here)) {
+        g_out[j * out_step + h * Tile::lanes] = s_tile[tile_row * Tile::shared_pitch + tile_col];
+      }
+    }
+  }
+  __syncthreads();  // the block's next tile overwrites s_tile
+}
+
+/// out = in^T for row-major (stored) views: one tile per block, the grid looping when
+/// the tiles outnumber its 2^31 - 1 blocks.
+template <class Policy, class T>
+__global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_sm(sizeof(T)))
+    transpose_kernel(matrix_view<const T> in, matrix_view<T> out) {
+  using tile = transpose_tile<Policy, T>;
+  __shared__ alignas(T) unsigned char s_raw[tile::shared_bytes];
+  T* s_tile = reinterpret_cast<T*>(s_raw);
+  allow_dependent_launch();
+  wait_for_prior_grids();
+  const std::int64_t tiles_x = ceil_div<std::int64_t>(in.cols, tile::side);
+  const std::int64_t tiles = tiles_x * ceil_div<std::int64_t>(in.rows, tile::side);
+  const std::int64_t full_rows = in.rows / tile::side;  // tile rows that lie wholly inside
+  const std::int64_t full_cols = in.cols / tile::side;
+  for (std::int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const std::int64_t ty = t / tiles_x;
+    const std::int64_t tx = t - ty * tiles_x;
+    if (ty < full_rows && tx < full_cols) {
+      move_transpose_tile<tile, false>(in, out, s_tile, ty * tile::side, tx * tile::side);
+    } else {
+      move_transpose_tile<tile, true>(in, out, s_tile, ty * tile::side, tx * tile::side);
+    }
+  }
+}
+
+/// Enqueues the transpose of the stored, non-empty matrix `in` into `out`.
+template <class Policy, class T>
+void launch_transpose(const matrix_view<const T>& in, const matrix_view<T>& out, cuda::stream_ref s) {
+  using tile = transpose_tile<Policy, T>;
+  const std::uint64_t tiles = ceil_div<std::uint64_t>(static_cast<std::uint64_t>(in.rows), tile::side) *
+                              ceil_div<std::uint64_t>(static_cast<std::uint64_t>(in.cols), tile::side);
+  launch_config c;
+  c.grid = dim3(static_cast<std::uint32_t>(std::min<std::uint64_t>(tiles, max_grid_x)), 1, 1);
+  c.block = dim3(tile::lanes, tile::rows_per_pass, 1);
+  c.dependency = Policy::dependency;
+  launch(s, c, transpose_kernel<Policy, T>, in, out);
+}
+
+/// dst = src for row-major (stored) views of the same shape, `N` elements per access:
+/// block (x, y) copies chunk x of rows y, y + gridDim.y, ...; the first block of a row
+/// also copies its `cols % N` tail. N > 1 needs both pointers and both pitches aligned
+/// to the vector (checked by the host).
+template <class Policy, int N, class T>
+__global__ void __launch_bounds__(Policy::block_threads)
+    copy_2d_kernel(matrix_view<const T> src, matrix_view<T> dst) {
+  constexpr int per_thread = Policy::vectors_per_thread;
+  constexpr std::int64_t chunk = std::int64_t{Policy::block_threads} * per_thread;
+  allow_dependent_launch();
+  wait_for_prior_grids();
+  const std::int64_t vectors = src.cols / N;
+  const std::int64_t body = vectors * N;
+  for (std::int64_t r = blockIdx.y; r < src.rows; r += gridDim.y) {
+    const T* s_row = src.data + r * src.ld;
+    T* d_row = dst.data + r * dst.ld;
+    for (std::int64_t base = blockIdx.x * chunk; base < vectors; base += std::int64_t{gridDim.x} * chunk) {
+      aligned_vector<T, N> v[per_thread];
+#pragma unroll
+      for (int k = 0; k < per_thread; ++k) {
+        const std::int64_t i = base + threadIdx.x + std::int64_t{k} * Policy::block_threads;
+        if (i >= vectors) continue;
+        if constexpr (N == 1) {
+          v[k][0] = s_row[i];  // any element type and alignment
+        } else {
+          v[k] = load_vector<N>(s_row + i * N);
+        }
+      }
+#pragma unroll
+      for (int k = 0; k < per_thread; ++k) {
+        const std::int64_t i = base + threadIdx.x + std::int64_t{k} * Policy::block_threads;
+        if (i >= vectors) continue;
+        if constexpr (N == 1) {
+          d_row[i] = v[k][0];
+        } else {
+          store_vector(d_row + i * N, v[k]);
+        }
+      }
+    }
+    if (blockIdx.x == 0 && threadIdx.x < src.cols - body) d_row[body + threadIdx.x] = s_row[body + threadIdx.x];
+  }
+}
+
+template <class Policy, int N, class T>
+void enqueue_copy_2d(const matrix_view<const T>& src, const matrix_view<T>& dst, cuda::stream_ref s) {
+  const std::uint64_t vectors = static_cast<std::uint64_t>(src.cols / N);
+  const std::uint64_t chunk = std::uint64_t{Policy::block_threads} * Policy::vectors_per_thread;
+  launch_config c;
+  // At least one block per row: it also copies the row's tail.
+  c.grid = dim3(std::max<std::uint32_t>(1, detail::capped_blocks(vectors, static_cast<std::uint32_t>(chunk), max_grid_x)),
+                static_cast<std::uint32_t>(std::min<std::int64_t>(src.rows, max_grid_yz)), 1);
+  c.block = dim3(Policy::block_threads, 1, 1);
+  c.dependency = Policy::dependency;
+  launch(s, c, copy_2d_kernel<Policy, N, T>, src, dst);
+}
+
+/// Enqueues the copy of the stored, non-empty matrix `src` into `dst`: one span when
+/// both are contiguous, 16-byte vectors when pointers and pitches allow, else elements.
+template <class Policy, class T>
+void launch_copy_2d(const matrix_view<const T>& src, const matrix_view<T>& dst, cuda::stream_ref s) {
+  if (src.rows == 1 || (src.ld == src.cols && dst.ld == dst.cols)) {
+    const auto n = static_cast<std::size_t>(src.rows * src.cols);
+    device_copy(cuda::std::span<T>(dst.data, n), cuda::std::span<const T>(src.data, n), s);
+    return;
+  }
+  constexpr int n_vector = vector_elements_v<T, Policy::vector_bytes>;
+  if constexpr (n_vector > 1) {
+    constexpr std::size_t bytes = sizeof(T) * n_vector;
+    if (is_aligned(src.data, bytes) && is_aligned(dst.data, bytes) && src.ld % n_vector == 0 &&
+        dst.ld % n_vector == 0) {
+      enqueue_copy_2d<Policy, n_vector>(src, dst, s);
+      return;
+    }
+  }
+  enqueue_copy_2d<Policy, 1>(src, dst, s);
+}
+
+template <class In, class T>
+constexpr void static_check_matrix_types() {
+  static_assert(std::is_same_v<std::remove_const_t<In>, T>, "the input and output element types must be the same");
+  static_assert(!std::is_const_v<T>, "the output view must not be const");
+  static_assert(std::is_trivially_copyable_v<T>, "the elements must be trivially copyable");
+}
+
+}  // namespace detail
+
+/// `out = in^T`: out(j, i) = in(i, j) for every i < in.rows, j < in.cols.
+///
+/// - `in`: rows × cols, `out`: cols × rows, device-accessible, any element type that is
+///   trivially copyable; each view has its own pitch (`ld`, in elements) and layout.
+///   Their memory ranges must not overlap (no in-place transpose).
+/// - Asynchronous: enqueues one kernel on `s` and returns. An empty matrix (0 rows or
+///   0 cols) enqueues nothing; its pointers may then be null.
+/// - Throws `std::invalid_argument` for a shape that is not the transposed one, a
+///   negative extent, a pitch smaller than a stored row, a null pointer with elements,
+///   overlapping memory ranges, or an extent past the address range; `cuda_error` if the
+///   launch fails.
+/// - Views of different layouts are already transposed in memory: the call copies the
+///   stored elements with `copy_2d`'s kernel (and its default policy).
+template <class Policy = transpose_policy, class In, class T>
+void transpose(matrix_view<In> in, matrix_view<T> out, cuda::stream_ref s) {
+  detail::static_check_matrix_types<In, T>();
+  FOUNDRY_NVTX_FUNCTION_RANGE();
+  const matrix_view<const T> in_c{in.data, in.rows, in.cols, in.ld, in.layout};
+  if (!detail::check_matrix_pair(in_c, out, detail::matrix_pairing::transposed, "transpose")) return;
+  if (in.layout == out.layout) {
+    detail::launch_transpose<Policy>(detail::stored_form(in_c), detail::stored_form(out), s);
+  } else {
+    detail::launch_copy_2d<copy_2d_policy>(detail::stored_form(in_c), detail::stored_form(out), s);
+  }
+}
+
+/// `dst = src` for two rows × cols matrices with their own pitches (`ld`, in elements):
+/// cudaMemcpy2D as a kernel, on an explicit stream. Same contract as `transpose` (the
+/// shapes must be equal instead of transposed). Views of different layouts are
+/// transposes of each other in memory: the call runs `transpose`'s kernel (and its
+/// default policy).
+template <class Policy = copy_2d_policy, class In, class T>
+void copy_2d(matrix_view<In> src, matrix_view<T> dst, cuda::stream_ref s) {
+  detail::static_check_matrix_types<In, T>();
+  FOUNDRY_NVTX_FUNCTION_RANGE();
+  const matrix_view<const T> src_c{src.data, src.rows, src.cols, src.ld, src.layout};
+  if (!detail::check_matrix_pair(src_c, dst, detail::matrix_pairing::same_shape, "copy_2d")) return;
+  if (src.layout == dst.layout) {
+    detail::launch_copy_2d<Policy>(detail::stored_form(src_c), detail::stored_form(dst), s);
+  } else {
+    detail::launch_transpose<transpose_policy>(detail::stored_form(src_c), detail::stored_form(dst), s);
+  }
+}
+
+}  // namespace foundry

@@ -1,0 +1,388 @@
+// foundry::inclusive_scan / exclusive_scan (and their sums), warp_scan, block_scan and
+// the naive twin, against CPU references on seeded random data: odd sizes, in place,
+// misaligned pointers, type conversion, a non-commutative operator (composition of
+// affine maps, whose order a wrong scan would swap), 8-byte values (the tile states
+// that are not packed), a size past 2^31, and the argument checks.
+//
+// Integer scans are compared exactly. A float prefix of i + 1 terms, summed in any
+// order, is within gamma(i) * sum_{j <= i} |x_j| of the exact value, gamma(k) =
+// k*u / (1 - k*u), u = 2^-24 (Higham, 4.2); the reference is the prefix in double.
+#include <catch2/catch.hpp>
+
+#include <foundry/algorithms/scan.cuh>
+#include <foundry/algorithms/transform.cuh>
+#include <foundry/block/block_scan.cuh>
+#include <foundry/naive/scan.cuh>
+#include <foundry/runtime/stream.cuh>
+#include <foundry/warp/warp_scan.cuh>
+#include <support/test_support.cuh>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+using namespace foundry::test;
+
+namespace {
+
+/// x -> a * x + b over 32-bit unsigned integers (wrapping): composing two maps is
+/// associative but not commutative. `f ⊕ g` applies f first, then g.
+struct affine {
+  std::uint32_t a, b;
+  bool operator==(const affine& o) const { return a == o.a && b == o.b; }
+};
+struct compose {
+  __host__ __device__ affine operator()(const affine& f, const affine& g) const {
+    return {f.a * g.a, g.a * f.b + g.b};
+  }
+};
+
+std::vector<affine> random_maps(std::size_t n, std::uint64_t stream_id) {
+  const auto a = random_vector<std::uint32_t>(n, 0, 0xffffffffu, stream_id);
+  const auto b = random_vector<std::uint32_t>(n, 0, 0xffffffffu, stream_id + 100);
+  std::vector<affine> maps(n);
+  for (std::size_t i = 0; i < n; ++i) maps[i] = {a[i] | 1u, b[i]};
+  return maps;
+}
+
+template <class T, class Op>
+std::vector<T> cpu_inclusive(const std::vector<T>& x, Op op) {
+  std::vector<T> out(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) out[i] = i == 0 ? x[0] : op(out[i - 1], x[i]);
+  return out;
+}
+
+template <class T, class Op>
+std::vector<T> cpu_exclusive(const std::vector<T>& x, T init, Op op) {
+  std::vector<T> out(x.size());
+  T running = init;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    out[i] = running;
+    running = op(running, x[i]);
+  }
+  return out;
+}
+
+/// How many elements differ (a count, so that a failure prints one number, not two
+/// vectors of a million elements).
+template <class T>
+std::size_t mismatches(const std::vector<T>& got, const std::vector<T>& expected) {
+  if (got.size() != expected.size()) return std::max(got.size(), expected.size());
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) wrong += got[i] == expected[i] ? 0 : 1;
+  return wrong;
+}
+
+struct sum_i64 {
+  std::int64_t operator()(std::int64_t a, std::int64_t b) const { return a + b; }
+};
+
+/// Every float prefix within its worst-case summation error; the index of the first that is not.
+std::size_t first_float_prefix_out_of_bound(const std::vector<float>& x, const std::vector<float>& got) {
+  double sum = 0, sum_abs = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    sum += x[i];
+    sum_abs += std::fabs(x[i]);
+    if (!(std::fabs(got[i] - sum) <= float_sum_tolerance(i + 1, sum_abs))) return i;
+  }
+  return x.size();
+}
+
+template <int Threads>
+__global__ void block_and_warp_scan_kernel(const affine* in, affine* block_inclusive, affine* block_exclusive,
+                                           affine* warp_inclusive, affine* totals) {
+  using block_scan_t = foundry::block_scan<affine, Threads>;
+  __shared__ typename block_scan_t::temp_storage storage;
+  const affine x = in[threadIdx.x];
+  affine total;
+  block_inclusive[threadIdx.x] = block_scan_t(storage).inclusive_scan(x, compose{}, total);
+  __syncthreads();
+  block_exclusive[threadIdx.x] = block_scan_t(storage).exclusive_scan(x, affine{3, 5}, compose{});
+  warp_inclusive[threadIdx.x] = foundry::warp_scan<affine>().inclusive_scan(x, compose{});
+  if (threadIdx.x == 0) totals[0] = total;
+}
+
+__global__ void count_prefix_mod_251_mismatches(const std::uint64_t* out, std::size_t n, std::size_t offset,
+                                                unsigned long long* count) {
+  // out[i] = sum of ((j + offset) % 251) for j in [0, i]: a closed form per i.
+  auto prefix = [](std::uint64_t m) {  // sum of (k % 251) for k in [0, m)
+    const std::uint64_t q = m / 251, r = m % 251;
+    return q * (250 * 251 / 2) + r * (r - 1) / 2 * (r > 0 ? 1 : 0);
+  };
+  unsigned long long local = 0;
+  for (auto i : foundry::grid_stride_range(n)) local += out[i] != prefix(offset + i + 1) - prefix(offset) ? 1 : 0;
+  if (local != 0) atomicAdd(count, local);
+}
+
+struct mod_251 {
+  __device__ std::uint8_t operator()(std::uint64_t i) const { return static_cast<std::uint8_t>(i % 251); }
+};
+
+}  // namespace
+
+TEST_CASE("inclusive_sum and exclusive_sum of integers are exact at odd sizes", "[gpu]") {
+  foundry::stream s;
+  for (const std::size_t n : odd_sizes()) {
+    CAPTURE(n);
+    const auto x = random_vector<std::int32_t>(n, -100, 100, 50);
+    const auto d_x = to_device(x, s);
+    auto inclusive = poisoned_device_buffer<std::int32_t>(n, s);
+    auto exclusive = poisoned_device_buffer<std::int32_t>(n, s);
+    foundry::inclusive_sum(d_x.span(), inclusive.span(), s);
+    foundry::exclusive_scan(d_x.span(), exclusive.span(), 17, cuda::std::plus<std::int32_t>{}, s);
+    CHECK(mismatches(to_host(inclusive, s), cpu_inclusive(x, cuda::std::plus<std::int32_t>{})) == 0);
+    CHECK(mismatches(to_host(exclusive, s), cpu_exclusive(x, 17, cuda::std::plus<std::int32_t>{})) == 0);
+  }
+}
+
+TEST_CASE("inclusive_sum of floats is within the summation error bound at odd sizes", "[gpu]") {
+  foundry::stream s;
+  for (const std::size_t n : odd_sizes()) {
+    CAPTURE(n);
+    const auto x = random_vector<float>(n, -1.0f, 1.0f, 51);
+    const auto d_x = to_device(x, s);
+    auto d_out = poisoned_device_buffer<float>(n, s);
+    foundry::inclusive_sum(d_x.span(), d_out.span(), s);
+    CHECK(first_float_prefix_out_of_bound(x, to_host(d_out, s)) == n);
+  }
+}
+
+TEST_CASE("scans keep the order of a non-commutative operator", "[gpu]") {
+  // 8-byte values: the tile states keep status and value apart (release/acquire).
+  foundry::stream s;
+  for (const std::size_t n : odd_sizes()) {
+    CAPTURE(n);
+    const auto maps = random_maps(n, 52);
+    const auto d_maps = to_device(maps, s);
+    auto inclusive = foundry::device_buffer<affine>(n, s, affine{0, 0});
+    auto exclusive = foundry::device_buffer<affine>(n, s, affine{0, 0});
+    foundry::inclusive_scan(d_maps.span(), inclusive.span(), compose{}, s);
+    foundry::exclusive_scan(d_maps.span(), exclusive.span(), affine{3, 7}, compose{}, s);
+    CHECK(mismatches(to_host(inclusive, s), cpu_inclusive(maps, compose{})) == 0);
+    CHECK(mismatches(to_host(exclusive, s), cpu_exclusive(maps, affine{3, 7}, compose{})) == 0);
+  }
+}
+
+TEST_CASE("scans run in place", "[gpu]") {
+  foundry::stream s;
+  for (const std::size_t n : {std::size_t{1}, std::size_t{1025}, std::size_t{(1u << 20) + 7}}) {
+    CAPTURE(n);
+    const auto x = random_vector<std::int32_t>(n, -100, 100, 53);
+    auto d_x = to_device(x, s);
+    foundry::inclusive_sum(d_x.span(), d_x.span(), s);
+    CHECK(mismatches(to_host(d_x, s), cpu_inclusive(x, cuda::std::plus<std::int32_t>{})) == 0);
+    auto d_y = to_device(x, s);
+    foundry::exclusive_sum(d_y.span(), d_y.span(), s);
+    CHECK(mismatches(to_host(d_y, s), cpu_exclusive(x, 0, cuda::std::plus<std::int32_t>{})) == 0);
+  }
+}
+
+TEST_CASE("scans are correct with inputs and outputs at any offset", "[gpu]") {
+  // Equal offsets take the vector path with a scalar head; different ones the scalar path.
+  foundry::stream s;
+  const std::size_t max_n = (1u << 20) + 7;
+  const auto x = random_vector<std::int32_t>(max_n + 3, -100, 100, 54);
+  const auto d_x = to_device(x, s);
+  for (const std::size_t in_offset : {0u, 1u, 3u}) {
+    for (const std::size_t out_offset : {0u, 1u, 2u}) {
+      for (const std::size_t n : {std::size_t{1}, std::size_t{5}, std::size_t{4099}, max_n}) {
+        CAPTURE(in_offset, out_offset, n);
+        auto d_out = poisoned_device_buffer<std::int32_t>(n + 3, s);
+        foundry::exclusive_scan(d_x.span().subspan(in_offset, n), d_out.span().subspan(out_offset, n), -5,
+                                cuda::std::plus<std::int32_t>{}, s);
+        const auto got = to_host(d_out, s);
+        const std::vector<std::int32_t> in(x.begin() + in_offset, x.begin() + in_offset + n);
+        const auto expected = cpu_exclusive(in, -5, cuda::std::plus<std::int32_t>{});
+        std::size_t wrong = 0;
+        for (std::size_t i = 0; i < n; ++i) wrong += got[out_offset + i] != expected[i] ? 1 : 0;
+        CHECK(wrong == 0);
+        std::size_t outside = 0;
+        for (std::size_t i = 0; i < n + 3; ++i) {
+          if (i < out_offset || i >= out_offset + n) outside += got[i] != poison_value<std::int32_t>() ? 1 : 0;
+        }
+        CHECK(outside == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("scans convert the input to the output type: bytes summed in int64, max of doubles", "[gpu]") {
+  foundry::stream s;
+  for (const std::size_t n : odd_sizes()) {
+    CAPTURE(n);
+    const auto bytes = random_vector<std::int8_t>(n, -128, 127, 55);
+    const auto d_bytes = to_device(bytes, s);
+    auto sums = poisoned_device_buffer<std::int64_t>(n, s);
+    foundry::inclusive_sum(d_bytes.span(), sums.span(), s);
+    std::vector<std::int64_t> wide(bytes.begin(), bytes.end());
+    CHECK(mismatches(to_host(sums, s), cpu_inclusive(wide, sum_i64{})) == 0);
+
+    const auto d = random_vector<double>(n, -1e6, 1e6, 56);
+    const auto d_d = to_device(d, s);
+    auto maxima = poisoned_device_buffer<double>(n, s);
+    foundry::inclusive_scan(d_d.span(), maxima.span(), foundry::maximum{}, s);
+    CHECK(mismatches(to_host(maxima, s), cpu_inclusive(d, foundry::maximum{})) == 0);
+  }
+}
+
+TEST_CASE("scans of 8-byte values are correct at tile boundaries and any offsets", "[gpu]") {
+  // 2048 8-byte values fill one tile: sizes around one, two and many tiles, with
+  // both spans offset (a scalar head) and one offset (the one-element path).
+  foundry::stream s;
+  const std::size_t max_n = 5 * 2048 + 3;
+  const auto maps = random_maps(max_n + 1, 59);
+  const auto d_maps = to_device(maps, s);
+  for (const std::size_t n : {std::size_t{2047}, std::size_t{2048}, std::size_t{2049}, std::size_t{4095},
+                              std::size_t{4097}, max_n}) {
+    for (const std::size_t in_offset : {0u, 1u}) {
+      for (const std::size_t out_offset : {0u, 1u}) {
+        CAPTURE(n, in_offset, out_offset);
+        auto d_out = foundry::device_buffer<affine>(n + 1, s, affine{0, 0});
+        const auto out = d_out.span().subspan(out_offset, n);
+        foundry::inclusive_scan(d_maps.span().subspan(in_offset, n), out, compose{}, s);
+        const std::vector<affine> in(maps.begin() + in_offset, maps.begin() + in_offset + n);
+        auto got = to_host(d_out, s);
+        got.erase(got.begin(), got.begin() + out_offset);
+        got.resize(n);
+        CHECK(mismatches(got, cpu_inclusive(in, compose{})) == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("integer scans are exact at tile boundaries", "[gpu]") {
+  // 4096 4-byte values fill one tile.
+  foundry::stream s;
+  for (const std::size_t n : {std::size_t{4095}, std::size_t{4096}, std::size_t{4097}, std::size_t{8191},
+                              std::size_t{3 * 4096 + 5}, std::size_t{40 * 4096 + 1}}) {
+    CAPTURE(n);
+    const auto x = random_vector<std::int32_t>(n, -100, 100, 60);
+    const auto d_x = to_device(x, s);
+    auto d_out = poisoned_device_buffer<std::int32_t>(n, s);
+    foundry::exclusive_sum(d_x.span(), d_out.span(), s);
+    CHECK(mismatches(to_host(d_out, s), cpu_exclusive(x, 0, cuda::std::plus<std::int32_t>{})) == 0);
+  }
+}
+
+/// Small tiles and a one-tile-per-lane look-back window: thousands of tiles, long look-backs.
+struct small_tile_scan_policy : foundry::scan_policy {
+  static constexpr int block_threads = 64;
+  static constexpr int vectors_in_flight = 2;
+  static constexpr int look_back_tiles_per_lane = 1;
+};
+/// 64 warp totals per tile (warp 0 folds two per lane) and a 256-tile window.
+struct wide_tile_scan_policy : foundry::scan_policy {
+  static constexpr int block_threads = 256;
+  static constexpr int vectors_in_flight = 8;
+  static constexpr int look_back_tiles_per_lane = 8;
+  static constexpr unsigned poll_delay_ns = 100;
+};
+
+TEST_CASE("exclusive_sum of 2^25 + 3 integers: 8192 tiles, long look-backs", "[gpu][racecheck_slow]") {
+  foundry::stream s;
+  const std::size_t n = (std::size_t{1} << 25) + 3;
+  const auto x = random_vector<std::int32_t>(n, -100, 100, 61);
+  const auto d_x = to_device(x, s);
+  auto d_out = poisoned_device_buffer<std::int32_t>(n, s);
+  foundry::exclusive_sum(d_x.span(), d_out.span(), s);
+  CHECK(mismatches(to_host(d_out, s), cpu_exclusive(x, 0, cuda::std::plus<std::int32_t>{})) == 0);
+}
+
+TEST_CASE("scans are correct with other tile shapes and look-back windows", "[gpu]") {
+  foundry::stream s;
+  const std::size_t max_n = 300007;
+  const auto maps = random_maps(max_n + 1, 62);
+  const auto d_maps = to_device(maps, s);
+  for (const std::size_t n : {std::size_t{33}, std::size_t{4097}, max_n}) {
+    for (const std::size_t offset : {0u, 1u}) {
+      CAPTURE(n, offset);
+      const auto in = d_maps.span().subspan(offset, n);
+      const std::vector<affine> host_in(maps.begin() + offset, maps.begin() + offset + n);
+      auto d_out = foundry::device_buffer<affine>(n, s, affine{0, 0});
+      foundry::inclusive_scan<small_tile_scan_policy>(in, d_out.span(), compose{}, s);
+      CHECK(mismatches(to_host(d_out, s), cpu_inclusive(host_in, compose{})) == 0);
+      foundry::exclusive_scan<wide_tile_scan_policy>(in, d_out.span(), affine{3, 5}, compose{}, s);
+      CHECK(mismatches(to_host(d_out, s), cpu_exclusive(host_in, affine{3, 5}, compose{})) == 0);
+    }
+  }
+}
+
+TEST_CASE("naive scans match the CPU", "[gpu]") {
+  foundry::stream s;
+  for (const std::size_t n : odd_sizes()) {
+    CAPTURE(n);
+    const auto maps = random_maps(n, 57);
+    const auto d_maps = to_device(maps, s);
+    auto inclusive = foundry::device_buffer<affine>(n, s, affine{0, 0});
+    auto exclusive = foundry::device_buffer<affine>(n, s, affine{0, 0});
+    foundry::naive::inclusive_scan(d_maps.span(), inclusive.span(), compose{}, s);
+    foundry::naive::exclusive_scan(d_maps.span(), exclusive.span(), affine{3, 7}, compose{}, s);
+    CHECK(mismatches(to_host(inclusive, s), cpu_inclusive(maps, compose{})) == 0);
+    CHECK(mismatches(to_host(exclusive, s), cpu_exclusive(maps, affine{3, 7}, compose{})) == 0);
+  }
+}
+
+TEST_CASE("block_scan and warp_scan keep the order of a non-commutative operator", "[gpu]") {
+  foundry::stream s;
+  constexpr int threads = 256;
+  const auto maps = random_maps(threads, 58);
+  const auto d_maps = to_device(maps, s);
+  auto block_inclusive = foundry::device_buffer<affine>(threads, s, affine{0, 0});
+  auto block_exclusive = foundry::device_buffer<affine>(threads, s, affine{0, 0});
+  auto warp_inclusive = foundry::device_buffer<affine>(threads, s, affine{0, 0});
+  auto total = foundry::device_buffer<affine>(1, s, affine{0, 0});
+  foundry::launch_config c;
+  c.grid = dim3(1, 1, 1);
+  c.block = dim3(threads, 1, 1);
+  foundry::launch(s, c, block_and_warp_scan_kernel<threads>, d_maps.data(), block_inclusive.data(),
+                  block_exclusive.data(), warp_inclusive.data(), total.data());
+  const auto expected = cpu_inclusive(maps, compose{});
+  CHECK(mismatches(to_host(block_inclusive, s), expected) == 0);
+  CHECK(mismatches(to_host(block_exclusive, s), cpu_exclusive(maps, affine{3, 5}, compose{})) == 0);
+  CHECK(to_host(total, s)[0] == expected.back());
+  std::vector<affine> per_warp;
+  for (int w = 0; w < threads / 32; ++w) {
+    const std::vector<affine> lanes(maps.begin() + w * 32, maps.begin() + (w + 1) * 32);
+    const auto scanned = cpu_inclusive(lanes, compose{});
+    per_warp.insert(per_warp.end(), scanned.begin(), scanned.end());
+  }
+  CHECK(mismatches(to_host(warp_inclusive, s), per_warp) == 0);
+}
+
+TEST_CASE("inclusive_sum of 2^31 + 5 bytes into uint64 is exact", "[gpu][large]") {
+  foundry::stream s;
+  const std::size_t n = (std::size_t{1} << 31) + 5;
+  const std::size_t offset = 3;
+  foundry::device_buffer<std::uint8_t> x(n + offset, s);
+  foundry::tabulate(x.span(), mod_251{}, s);
+  foundry::device_buffer<std::uint64_t> out(n, s);
+  foundry::inclusive_sum(x.span().subspan(offset), out.span(), s);
+  foundry::device_buffer<unsigned long long> count(1, s, 0ull);
+  foundry::launch(s, foundry::make_launch_config_1d(n, 256, foundry::resident_grid_blocks(8)),
+                  count_prefix_mod_251_mismatches, static_cast<const std::uint64_t*>(out.data()), n, offset,
+                  count.data());
+  CHECK(to_host(count, s)[0] == 0);
+}
+
+// ---- argument checks that throw before any CUDA call: they run without a GPU ----
+
+TEST_CASE("scans reject different sizes, null pointers and partial overlap") {
+  cuda::std::span<float> ten(fake_pointer<float>(), 10);
+  cuda::std::span<float> eleven(fake_pointer<float>(), 11);
+  cuda::std::span<float> null_ten(static_cast<float*>(nullptr), 10);
+  cuda::std::span<float> shifted(fake_pointer<float>() + 1, 10);
+  REQUIRE_THROWS_AS(foundry::inclusive_sum(ten, eleven, unused_stream()), std::invalid_argument);
+  REQUIRE_THROWS_AS(foundry::inclusive_sum(null_ten, ten, unused_stream()), std::invalid_argument);
+  REQUIRE_THROWS_AS(foundry::exclusive_sum(ten, null_ten, unused_stream()), std::invalid_argument);
+  REQUIRE_THROWS_AS(foundry::inclusive_sum(ten, shifted, unused_stream()), std::invalid_argument);
+  REQUIRE_THROWS_AS(foundry::naive::inclusive_scan(ten, eleven, cuda::std::plus<float>{}, unused_stream()),
+                    std::invalid_argument);
+}
+
+TEST_CASE("scans of empty spans do nothing, even with null pointers") {
+  cuda::std::span<float> empty(static_cast<float*>(nullptr), 0);
+  REQUIRE_NOTHROW(foundry::inclusive_sum(empty, empty, unused_stream()));
+  REQUIRE_NOTHROW(foundry::exclusive_sum(empty, empty, unused_stream()));
+}

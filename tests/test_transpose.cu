@@ -1,0 +1,346 @@
+// transpose and copy_2d, plus the naive transpose twin: CPU references on seeded random
+// data at odd shapes (edge tiles, one row, one column), pitched rows whose padding must
+// stay poisoned, a misaligned input, element types of 1, 2, 4, 8 and 16 bytes, views of
+// different layouts, a matrix past 2^31 elements, and the argument checks.
+//
+// Every comparison is bitwise (the data are random bytes, NaNs included): a transpose
+// moves elements, it never computes with them.
+#include <catch2/catch.hpp>
+
+#include <foundry/algorithms/transform.cuh>
+#include <foundry/algorithms/transpose.cuh>
+#include <foundry/naive/transpose.cuh>
+#include <foundry/runtime/stream.cuh>
+#include <support/test_support.cuh>
+
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+using namespace foundry::test;
+using foundry::matrix_layout;
+using foundry::matrix_view;
+
+namespace {
+
+// A 16-byte element with 4-byte alignment: no vector type of its own.
+struct quad {
+  std::uint32_t a, b, c, d;
+};
+
+struct shape {
+  std::int64_t rows;
+  std::int64_t cols;
+};
+
+// Empty, single element, one row, one column, around the 32 and 64 of the tiles, and
+// large enough for many interior tiles.
+const std::vector<shape>& odd_shapes() {
+  static const std::vector<shape> shapes{{0, 5},     {5, 0},     {1, 1},       {1, 4099},    {4099, 1},
+                                         {31, 33},   {32, 32},   {33, 31},     {64, 64},     {65, 63},
+                                         {1023, 1025}, {2049, 4099}};
+  return shapes;
+}
+
+// `n` elements of random bits (seeded), whatever the type.
+template <class T>
+std::vector<T> random_elements(std::size_t n, std::uint64_t stream_id) {
+  const auto bytes = random_vector<std::uint8_t>(n * sizeof(T), 0, 255, stream_id);
+  std::vector<T> v(n);
+  if (n != 0) std::memcpy(v.data(), bytes.data(), bytes.size());
+  return v;
+}
+
+// The index of the first element whose bits differ, or -1 when none does.
+template <class T>
+std::int64_t first_bit_difference(const std::vector<T>& a, const std::vector<T>& b) {
+  if (a.size() != b.size()) return 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (std::memcmp(&a[i], &b[i], sizeof(T)) != 0) return static_cast<std::int64_t>(i);
+  }
+  return -1;
+}
+
+enum class algorithm { transpose, naive_transpose, copy_2d };
+
+// One call on a rows × cols input of pitch `in_pitch` starting `in_offset` elements into
+// its allocation; the output (cols × rows, or rows × cols for copy_2d) has pitch
+// `out_pitch` and an allocation of out_rows × out_pitch elements, all poisoned first.
+// The whole output allocation is compared with a CPU reference: padding stays poisoned.
+template <class T>
+void check_against_reference(algorithm a, shape sh, std::int64_t in_pitch, std::int64_t out_pitch,
+                             std::size_t in_offset, std::uint64_t seed_id, cuda::stream_ref s) {
+  const bool transposes = a != algorithm::copy_2d;
+  const std::int64_t out_rows = transposes ? sh.cols : sh.rows;
+  const std::int64_t out_cols = transposes ? sh.rows : sh.cols;
+  const auto in = random_elements<T>(in_offset + static_cast<std::size_t>(sh.rows * in_pitch), seed_id);
+  const auto d_in = to_device(in, s);
+  auto d_out = poisoned_device_buffer<T>(static_cast<std::size_t>(out_rows * out_pitch), s);
+
+  const matrix_view<const T> in_view{d_in.data() == nullptr ? nullptr : d_in.data() + in_offset, sh.rows, sh.cols,
+                                     in_pitch};
+  const matrix_view<T> out_view{d_out.data(), out_rows, out_cols, out_pitch};
+  switch (a) {
+    case algorithm::transpose: foundry::transpose(in_view, out_view, s); break;
+    case algorithm::naive_transpose: foundry::naive::transpose(in_view, out_view, s); break;
+    case algorithm::copy_2d: foundry::copy_2d(in_view, out_view, s); break;
+  }
+
+  std::vector<T> expected(d_out.size(), poison_value<T>());
+  for (std::int64_t r = 0; r < sh.rows; ++r) {
+    for (std::int64_t c = 0; c < sh.cols; ++c) {
+      const std::int64_t o = transposes ? c * out_pitch + r : r * out_pitch + c;
+      expected[static_cast<std::size_t>(o)] = in[in_offset + static_cast<std::size_t>(r * in_pitch + c)];
+    }
+  }
+  CHECK(first_bit_difference(to_host(d_out, s), expected) == -1);
+}
+
+// Contiguous (pitch == row length), pitched (in: cols + 3, out: out_cols + 5), and the
+// pitched input misaligned by one element.
+template <class T>
+void check_odd_shapes(algorithm a, cuda::stream_ref s) {
+  const bool transposes = a != algorithm::copy_2d;
+  std::uint64_t seed_id = 0;
+  for (const shape sh : odd_shapes()) {
+    CAPTURE(sh.rows, sh.cols);
+    const std::int64_t out_cols = transposes ? sh.rows : sh.cols;
+    check_against_reference<T>(a, sh, sh.cols, out_cols, 0, ++seed_id, s);
+    check_against_reference<T>(a, sh, sh.cols + 3, out_cols + 5, 0, ++seed_id, s);
+    check_against_reference<T>(a, sh, sh.cols + 3, out_cols + 5, 1, ++seed_id, s);
+    check_against_reference<T>(a, sh, sh.cols, out_cols, 1, ++seed_id, s);
+  }
+}
+
+std::uint8_t byte_pattern(std::int64_t r, std::int64_t c) { return static_cast<std::uint8_t>((r * 131 + c) & 0xff); }
+
+__device__ inline std::uint8_t device_byte_pattern(std::int64_t r, std::int64_t c) {
+  return static_cast<std::uint8_t>((r * 131 + c) & 0xff);
+}
+
+// m(r, c) = pattern(r, c) for a rows × cols matrix of pitch ld: a block per row, lanes along it.
+__global__ void fill_byte_pattern(std::uint8_t* m, std::int64_t rows, std::int64_t cols, std::int64_t ld) {
+  for (std::int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    for (std::int64_t c = threadIdx.x; c < cols; c += blockDim.x) m[r * ld + c] = device_byte_pattern(r, c);
+  }
+}
+
+// Counts the (r, c) of a rows × cols matrix of pitch ld where m(r, c) differs from
+// pattern(c, r) (transposed) or pattern(r, c).
+__global__ void count_byte_pattern_mismatches(const std::uint8_t* m, std::int64_t rows, std::int64_t cols,
+                                              std::int64_t ld, bool transposed, unsigned long long* count) {
+  unsigned long long local = 0;
+  for (std::int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    for (std::int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+      local += m[r * ld + c] != (transposed ? device_byte_pattern(c, r) : device_byte_pattern(r, c));
+    }
+  }
+  if (local != 0) atomicAdd(count, local);
+}
+
+foundry::launch_config row_per_block_config() {
+  foundry::launch_config c;
+  c.grid = dim3(foundry::resident_grid_blocks(8), 1, 1);
+  c.block = dim3(256, 1, 1);
+  return c;
+}
+
+unsigned long long byte_pattern_mismatches(const std::uint8_t* m, std::int64_t rows, std::int64_t cols,
+                                           std::int64_t ld, bool transposed, cuda::stream_ref s) {
+  foundry::device_buffer<unsigned long long> count(1, s, 0ull);
+  foundry::launch(s, row_per_block_config(), count_byte_pattern_mismatches, m, rows, cols, ld, transposed,
+                  count.data());
+  return to_host(count, s)[0];
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("transpose matches a CPU reference at odd shapes, pitches and offsets", "[gpu]", std::uint8_t,
+                   std::uint16_t, float, double, quad) {
+  foundry::stream s;
+  check_odd_shapes<TestType>(algorithm::transpose, s);
+}
+
+TEMPLATE_TEST_CASE("copy_2d matches a CPU reference at odd shapes, pitches and offsets", "[gpu]", std::uint8_t,
+                   std::uint16_t, float, double, quad) {
+  foundry::stream s;
+  check_odd_shapes<TestType>(algorithm::copy_2d, s);
+}
+
+TEMPLATE_TEST_CASE("naive::transpose matches the same CPU reference", "[gpu]", std::uint8_t, float, double, quad) {
+  foundry::stream s;
+  check_odd_shapes<TestType>(algorithm::naive_transpose, s);
+}
+
+TEMPLATE_TEST_CASE("copy_2d moves 16-byte vectors when pointers and pitches allow them", "[gpu]", std::uint8_t,
+                   std::uint16_t, float, double) {
+  // Pitches a multiple of the vector but wider than the row: the vector path, with a
+  // scalar tail of cols % vector elements per row. The padding must stay poisoned.
+  foundry::stream s;
+  constexpr std::int64_t v = 16 / sizeof(TestType);
+  std::uint64_t seed_id = 100;
+  for (const shape sh : odd_shapes()) {
+    CAPTURE(sh.rows, sh.cols);
+    const std::int64_t in_pitch = (sh.cols / v + 1) * v;
+    const std::int64_t out_pitch = (sh.cols / v + 2) * v;
+    check_against_reference<TestType>(algorithm::copy_2d, sh, in_pitch, out_pitch, 0, ++seed_id, s);
+    check_against_reference<TestType>(algorithm::copy_2d, sh, in_pitch, in_pitch, 0, ++seed_id, s);
+  }
+}
+
+TEST_CASE("transpose between layouts copies, copy_2d between layouts transposes", "[gpu]") {
+  // A column-major rows × cols view is the row-major cols × rows matrix in memory.
+  foundry::stream s;
+  for (const shape sh : {shape{33, 31}, shape{1023, 1025}}) {
+    CAPTURE(sh.rows, sh.cols);
+    const std::int64_t in_pitch = sh.cols + 3;  // row-major input: rows × cols
+    const std::int64_t out_pitch = sh.cols + 5;  // column-major output: each stored row is a column
+    const auto in = random_elements<float>(static_cast<std::size_t>(sh.rows * in_pitch), 200);
+    const auto d_in = to_device(in, s);
+    const matrix_view<const float> in_view{d_in.data(), sh.rows, sh.cols, in_pitch};
+
+    // transpose: out (cols × rows, column-major) is stored exactly as the input.
+    auto d_t = poisoned_device_buffer<float>(static_cast<std::size_t>(sh.rows * out_pitch), s);
+    foundry::transpose(in_view, matrix_view<float>{d_t.data(), sh.cols, sh.rows, out_pitch, matrix_layout::col_major},
+                       s);
+    auto d_naive = poisoned_device_buffer<float>(static_cast<std::size_t>(sh.rows * out_pitch), s);
+    foundry::naive::transpose(
+        in_view, matrix_view<float>{d_naive.data(), sh.cols, sh.rows, out_pitch, matrix_layout::col_major}, s);
+    // copy_2d: out (rows × cols, column-major) is stored as the input transposed.
+    const std::int64_t copy_pitch = sh.rows + 5;
+    auto d_c = poisoned_device_buffer<float>(static_cast<std::size_t>(sh.cols * copy_pitch), s);
+    foundry::copy_2d(in_view, matrix_view<float>{d_c.data(), sh.rows, sh.cols, copy_pitch, matrix_layout::col_major},
+                     s);
+
+    std::vector<float> copied(d_t.size(), poison_value<float>());
+    std::vector<float> transposed(d_c.size(), poison_value<float>());
+    for (std::int64_t r = 0; r < sh.rows; ++r) {
+      for (std::int64_t c = 0; c < sh.cols; ++c) {
+        const float x = in[static_cast<std::size_t>(r * in_pitch + c)];
+        copied[static_cast<std::size_t>(r * out_pitch + c)] = x;
+        transposed[static_cast<std::size_t>(c * copy_pitch + r)] = x;
+      }
+    }
+    CHECK(first_bit_difference(to_host(d_t, s), copied) == -1);
+    CHECK(first_bit_difference(to_host(d_naive, s), copied) == -1);
+    CHECK(first_bit_difference(to_host(d_c, s), transposed) == -1);
+  }
+}
+
+TEST_CASE("transposes and copies back to back on one stream see each other's results", "[gpu]") {
+  // The kernels start before the previous one ends (programmatic dependent launch) and
+  // must wait for it before touching memory: a chain of updates with no synchronisation
+  // exposes a kernel that reads a stale value or writes over one still being read.
+  foundry::stream s;
+  const shape sh{1023, 1025};
+  const std::size_t n = static_cast<std::size_t>(sh.rows * sh.cols);
+  auto d_a = poisoned_device_buffer<std::int32_t>(n, s);
+  auto d_b = poisoned_device_buffer<std::int32_t>(n, s);
+  const std::int64_t c_pitch = sh.rows + 4;
+  auto d_c = poisoned_device_buffer<std::int32_t>(static_cast<std::size_t>(sh.cols * c_pitch), s);
+  foundry::iota(d_a.span(), 0, s);
+  const matrix_view<std::int32_t> a{d_a.data(), sh.rows, sh.cols, sh.cols};
+  const matrix_view<std::int32_t> b{d_b.data(), sh.cols, sh.rows, sh.rows};
+  const matrix_view<std::int32_t> c{d_c.data(), sh.cols, sh.rows, c_pitch};
+  for (int step = 0; step < 30; ++step) {
+    foundry::transform(d_a.span(), d_a.span(), [] __device__(std::int32_t v) { return v + 1; }, s);
+    foundry::transpose(a, b, s);
+    foundry::copy_2d(b, c, s);
+    foundry::transpose(c, a, s);
+  }
+  CHECK(to_host(d_a, s) == host_tabulate(n, [](std::size_t i) { return static_cast<std::int32_t>(i) + 30; }));
+}
+
+TEST_CASE("transpose and copy_2d cover 46341 x 46349 one-byte elements", "[gpu][large]") {
+  // 2^31 + 2^19 elements: every index computation must be 64-bit. The data is a pattern
+  // of (row, column), generated and checked on the device (2 GiB per matrix).
+  foundry::stream s;
+  const std::int64_t rows = 46341;
+  const std::int64_t cols = 46349;
+  REQUIRE(rows * cols > (std::int64_t{1} << 31));
+  REQUIRE(byte_pattern(1, 2) == 133);
+  foundry::device_buffer<std::uint8_t> in(static_cast<std::size_t>(rows * cols), s);
+  foundry::launch(s, row_per_block_config(), fill_byte_pattern, in.data(), rows, cols, cols);
+  REQUIRE(byte_pattern_mismatches(in.data(), rows, cols, cols, false, s) == 0);
+  {
+    auto out = poisoned_device_buffer<std::uint8_t>(static_cast<std::size_t>(rows * cols), s);
+    foundry::transpose(matrix_view<const std::uint8_t>{in.data(), rows, cols, cols},
+                       matrix_view<std::uint8_t>{out.data(), cols, rows, rows}, s);
+    CHECK(byte_pattern_mismatches(out.data(), cols, rows, rows, true, s) == 0);
+  }
+  const std::int64_t pitch = cols + 3;
+  auto copy = poisoned_device_buffer<std::uint8_t>(static_cast<std::size_t>(rows * pitch), s);
+  foundry::copy_2d(matrix_view<const std::uint8_t>{in.data(), rows, cols, cols},
+                   matrix_view<std::uint8_t>{copy.data(), rows, cols, pitch}, s);
+  CHECK(byte_pattern_mismatches(copy.data(), rows, cols, pitch, false, s) == 0);
+}
+
+// ---- argument checks: they throw before any CUDA call, so they run without a GPU ----
+
+TEST_CASE("transpose and copy_2d reject a null pointer with elements") {
+  const matrix_view<const float> null_in{nullptr, 4, 5, 5};
+  const matrix_view<float> null_out{nullptr, 5, 4, 4};
+  const matrix_view<const float> in{fake_pointer<float>(), 4, 5, 5};
+  const matrix_view<float> out{fake_pointer<float>() + 1000, 5, 4, 4};
+  const matrix_view<float> same_shape_out{fake_pointer<float>() + 1000, 4, 5, 5};
+  const matrix_view<float> null_same_shape_out{nullptr, 4, 5, 5};
+  REQUIRE_THROWS_AS(foundry::transpose(null_in, out, unused_stream()), std::invalid_argument);
+  REQUIRE_THROWS_AS(foundry::transpose(in, null_out, unused_stream()), std::invalid_argument);
+  REQUIRE_THROWS_AS(foundry::naive::transpose(null_in, out, unused_stream()), std::invalid_argument);
+  REQUIRE_THROWS_AS(foundry::copy_2d(null_in, same_shape_out, unused_stream()), std::invalid_argument);
+  REQUIRE_THROWS_AS(foundry::copy_2d(in, null_same_shape_out, unused_stream()), std::invalid_argument);
+}
+
+TEST_CASE("transpose and copy_2d reject a pitch smaller than a row") {
+  const matrix_view<const float> in{fake_pointer<float>(), 4, 5, 5};
+  const matrix_view<const float> short_in{fake_pointer<float>(), 4, 5, 4};
+  const matrix_view<float> out{fake_pointer<float>() + 1000, 5, 4, 4};
+  const matrix_view<float> short_out{fake_pointer<float>() + 1000, 5, 4, 3};
+  REQUIRE_THROWS_AS(foundry::transpose(short_in, out, unused_stream()), std::invalid_argument);
+  REQUIRE_THROWS_AS(foundry::transpose(in, short_out, unused_stream()), std::invalid_argument);
+  REQUIRE_THROWS_AS(foundry::naive::transpose(in, short_out, unused_stream()), std::invalid_argument);
+  REQUIRE_THROWS_AS(foundry::copy_2d(short_in, matrix_view<float>{fake_pointer<float>() + 1000, 4, 5, 5},
+                                     unused_stream()),
+                    std::invalid_argument);
+  // A column-major 4 × 5 view stores rows of 4: a pitch of 3 is too small, 4 is enough.
+  const matrix_view<float> col_out{fake_pointer<float>() + 1000, 4, 5, 3, matrix_layout::col_major};
+  REQUIRE_THROWS_AS(foundry::copy_2d(in, col_out, unused_stream()), std::invalid_argument);
+}
+
+TEST_CASE("transpose and copy_2d reject overlapping input and output") {
+  float* p = fake_pointer<float>();
+  const matrix_view<const float> in{p, 4, 5, 5};
+  REQUIRE_THROWS_AS(foundry::transpose(in, matrix_view<float>{p, 5, 4, 4}, unused_stream()), std::invalid_argument);
+  REQUIRE_THROWS_AS(foundry::transpose(in, matrix_view<float>{p + 19, 5, 4, 4}, unused_stream()),
+                    std::invalid_argument);
+  REQUIRE_THROWS_AS(foundry::naive::transpose(in, matrix_view<float>{p, 5, 4, 4}, unused_stream()),
+                    std::invalid_argument);
+  REQUIRE_THROWS_AS(foundry::copy_2d(in, matrix_view<float>{p, 4, 5, 5}, unused_stream()), std::invalid_argument);
+  REQUIRE_THROWS_AS(foundry::copy_2d(in, matrix_view<float>{p - 10, 4, 5, 5}, unused_stream()),
+                    std::invalid_argument);
+}
+
+TEST_CASE("transpose and copy_2d reject an output of the wrong shape and negative extents") {
+  const matrix_view<const float> in{fake_pointer<float>(), 4, 5, 5};
+  float* q = fake_pointer<float>() + 1000;
+  REQUIRE_THROWS_AS(foundry::transpose(in, matrix_view<float>{q, 4, 5, 5}, unused_stream()), std::invalid_argument);
+  REQUIRE_THROWS_AS(foundry::naive::transpose(in, matrix_view<float>{q, 4, 5, 5}, unused_stream()),
+                    std::invalid_argument);
+  REQUIRE_THROWS_AS(foundry::copy_2d(in, matrix_view<float>{q, 5, 4, 4}, unused_stream()), std::invalid_argument);
+  const matrix_view<const float> negative{fake_pointer<float>(), -1, 5, 5};
+  REQUIRE_THROWS_AS(foundry::transpose(negative, matrix_view<float>{q, 5, -1, 0}, unused_stream()),
+                    std::invalid_argument);
+  REQUIRE_THROWS_AS(foundry::copy_2d(negative, matrix_view<float>{q, -1, 5, 5}, unused_stream()),
+                    std::invalid_argument);
+}
+
+TEST_CASE("empty matrices are a no-op, even with null pointers") {
+  const matrix_view<const float> no_rows{nullptr, 0, 5, 5};
+  const matrix_view<const float> no_cols{nullptr, 5, 0, 0};
+  REQUIRE_NOTHROW(foundry::transpose(no_rows, matrix_view<float>{nullptr, 5, 0, 0}, unused_stream()));
+  REQUIRE_NOTHROW(foundry::transpose(no_cols, matrix_view<float>{nullptr, 0, 5, 5}, unused_stream()));
+  REQUIRE_NOTHROW(foundry::naive::transpose(no_rows, matrix_view<float>{nullptr, 5, 0, 0}, unused_stream()));
+  REQUIRE_NOTHROW(foundry::copy_2d(no_rows, matrix_view<float>{nullptr, 0, 5, 7}, unused_stream()));
+  REQUIRE_NOTHROW(foundry::copy_2d(no_cols, matrix_view<float>{nullptr, 5, 0, 0}, unused_stream()));
+}
