@@ -23,8 +23,10 @@
 #include <foundry/memory/device_buffer.cuh>
 #include <foundry/memory/managed_buffer.cuh>
 #include <foundry/memory/pinned_buffer.cuh>
+#include <foundry/memory/pipeline.cuh>
 #include <foundry/runtime/device.cuh>
 #include <foundry/runtime/event.cuh>
+#include <foundry/runtime/graph.cuh>
 #include <foundry/runtime/stream.cuh>
 #include <foundry/thread/vector.cuh>
 #include <foundry/thread/vector_split.cuh>

@@ -219,7 +219,8 @@ sample_stats take_samples(std::int64_t wanted, cuda::stream_ref s, Enqueue& enqu
   return stats;
 }
 
-inline void report(benchmark::State& state, const work& w, const sample_stats& r, const options& opt) {
+inline void report(benchmark::State& state, const work& w, const sample_stats& r, const options& opt,
+                   bool host_timed = false) {
   const ceilings& c = device_ceilings();
   const double t = r.median_seconds;
   const double bytes = w.bytes_read + w.bytes_written;
@@ -238,6 +239,7 @@ inline void report(benchmark::State& state, const work& w, const sample_stats& r
   state.counters["noise_pct"] = 100.0 * r.noise;
   state.counters["samples"] = r.samples;
   std::string label = opt.cache == cache_mode::cold ? "cold" : "hot";
+  if (host_timed) label += ", host-timed";
   label += compute_bound ? std::string(", compute-bound: ") + to_string(opt.ceiling) : std::string(", memory-bound");
   state.SetLabel(label.c_str());
 }
@@ -273,6 +275,72 @@ void measure(benchmark::State& state, cuda::stream_ref s, const work& w, Enqueue
     state.SetIterationTime(stats.median_seconds * static_cast<double>(state.max_iterations));
   }
   if (!state.error_occurred()) detail::report(state, w, stats, opt);
+}
+
+namespace detail {
+/// The median and spread of up to `opt.max_samples` host-timed calls of `call`, after one
+/// warm-up call, within `opt.max_seconds`.
+template <class Call>
+sample_stats take_blocking_samples(std::int64_t wanted, Call& call, const options& opt) {
+  using clock = std::chrono::steady_clock;
+  call();  // warm-up: lazy loading, pool growth, first-touch of pinned pages
+  const auto budget_end = clock::now() + std::chrono::duration<double>(opt.max_seconds);
+  const int n = static_cast<int>(std::clamp<std::int64_t>(wanted, 1, std::max(1, opt.max_samples)));
+  std::vector<double> v;
+  v.reserve(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    const auto t0 = clock::now();
+    call();
+    v.push_back(std::chrono::duration<double>(clock::now() - t0).count());
+    if (clock::now() > budget_end) break;
+  }
+  std::vector<double> sorted = v;
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t m = sorted.size();
+  sample_stats stats;
+  stats.median_seconds = m % 2 == 1 ? sorted[m / 2] : 0.5 * (sorted[m / 2 - 1] + sorted[m / 2]);
+  double mean = 0;
+  for (double x : v) mean += x;
+  mean /= static_cast<double>(m);
+  double var = 0;
+  for (double x : v) var += (x - mean) * (x - mean);
+  stats.noise = m > 1 && mean > 0 ? std::sqrt(var / static_cast<double>(m - 1)) / mean : 0.0;
+  stats.samples = static_cast<int>(m);
+  return stats;
+}
+}  // namespace detail
+
+/// Times `call()` with the host's steady clock and reports the median per call, with the
+/// same counters as `measure`; the label adds "host-timed". For work the host takes part
+/// in, which CUDA events on one stream would not see whole: pageable copies (the driver
+/// stages them through its own pinned buffers), round trips that wait for each result, a
+/// pipeline that fills staging buffers and waits on events. `call` must return only when
+/// its work is finished (synchronise inside it) and be repeatable. Hot only: `opt.cache`
+/// must be `cache_mode::hot`. Failures mark the benchmark failed with the reason.
+template <class Call>
+void measure_blocking(benchmark::State& state, const work& w, Call&& call, options opt = {}) {
+  if (state.error_occurred()) return;
+  if (opt.cache != cache_mode::hot) {
+    detail::fail(state, "measure_blocking times hot calls only");
+    return;
+  }
+  detail::sample_stats stats;
+  try {
+    (void)device_ceilings();
+  } catch (const std::exception& e) {
+    detail::fail(state, std::string("measuring the ceilings failed: ") + e.what());
+    return;
+  }
+  while (state.KeepRunningBatch(state.max_iterations)) {
+    try {
+      stats = detail::take_blocking_samples(state.max_iterations, call, opt);
+    } catch (const std::exception& e) {
+      detail::fail(state, e.what());
+      break;
+    }
+    state.SetIterationTime(stats.median_seconds * static_cast<double>(state.max_iterations));
+  }
+  if (!state.error_occurred()) detail::report(state, w, stats, opt, /*host_timed=*/true);
 }
 
 /// Marks the benchmark failed (SkipWithError: "wrong output: <what_failed>") when `ok` is

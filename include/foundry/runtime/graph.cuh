@@ -1,0 +1,184 @@
+#pragma once
+/// \file
+/// CUDA graphs captured from stream work: record a sequence of foundry calls once,
+/// then replay it with one launch, paying the CPU launch cost once per replay
+/// instead of once per kernel.
+///
+///     foundry::graph g = foundry::capture(s, [&](cuda::stream_ref cs) {
+///       foundry::transform(x.span(), y.span(), scale{2.0f}, cs);
+///       foundry::transform(y.span(), z.span(), add_one{}, cs);
+///     });
+///     foundry::graph_exec exec(g);
+///     for (int i = 0; i < 100; ++i) exec.launch(s);
+///
+/// A captured graph remembers the pointers and kernel arguments of the capture:
+/// replaying it reads and writes the same buffers, which must outlive the
+/// `graph_exec`. To change the arguments, capture again and `update` the executable.
+
+#include <foundry/core/error.cuh>
+#include <foundry/runtime/stream.cuh>
+
+#include <cuda/stream_ref>
+#include <cuda_runtime_api.h>
+
+#include <string>
+#include <utility>
+
+namespace foundry {
+
+/// Owning, move-only `cudaGraph_t`: a recorded graph, not yet executable.
+class graph {
+ public:
+  /// An empty graph (no handle).
+  graph() = default;
+  /// Takes ownership of `handle` (which may be null).
+  explicit graph(cudaGraph_t handle) noexcept : handle_(handle) {}
+  ~graph() { destroy(); }
+  graph(const graph&) = delete;
+  graph& operator=(const graph&) = delete;
+  graph(graph&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  graph& operator=(graph&& other) noexcept {
+    if (this != &other) {
+      destroy();
+      handle_ = std::exchange(other.handle_, nullptr);
+    }
+    return *this;
+  }
+
+  [[nodiscard]] cudaGraph_t get() const noexcept { return handle_; }
+  [[nodiscard]] bool empty() const noexcept { return handle_ == nullptr; }
+
+ private:
+  void destroy() noexcept {
+    if (handle_ != nullptr) FOUNDRY_CUDA_REPORT(cudaGraphDestroy(handle_));
+    handle_ = nullptr;
+  }
+  cudaGraph_t handle_ = nullptr;
+};
+
+namespace detail {
+/// Ends a capture whose enqueue threw, discarding the partial graph; never throws,
+/// so that the enqueue's exception is the one the caller sees.
+inline void abandon_capture(cuda::stream_ref s) noexcept {
+  cudaGraph_t partial = nullptr;
+  (void)cudaStreamEndCapture(s.get(), &partial);  // an invalidated capture reports an error here: expected
+  if (partial != nullptr) (void)cudaGraphDestroy(partial);
+  (void)cudaGetLastError();
+}
+
+inline std::string describe_end_capture(cudaError_t status) {
+  if (status != cudaErrorStreamCaptureInvalidated) return {};
+  return "the capture was invalidated: an operation that is illegal during stream capture was issued "
+         "(usually a synchronisation such as cudaStreamSynchronize, cudaDeviceSynchronize or a synchronous "
+         "cudaMemcpy, a query of a capturing stream or event, or a cudaMalloc in another capture mode); "
+         "enqueue only asynchronous work on the stream passed to the callable";
+}
+}  // namespace detail
+
+/// Records the work that `enqueue(s)` puts on `s` into a graph, without running it.
+///
+/// Capture uses `cudaStreamCaptureModeThreadLocal`: calls made by this thread that
+/// are unsafe during capture fail; other threads are unaffected. Work that
+/// `enqueue` forks onto other streams (through events) must join `s` again
+/// before it returns. Synchronous: nothing runs on the GPU; the graph is returned.
+///
+/// Throws `std::invalid_argument` for the null stream; `cuda_error` when the
+/// capture cannot begin (for example `s` is already capturing, or is the legacy
+/// stream) or ends invalidated (an illegal operation during capture: the message
+/// says so); and rethrows whatever `enqueue` throws. In every case the capture is
+/// ended, the partial graph discarded, and `s` can be used again.
+template <class F>
+[[nodiscard]] graph capture(cuda::stream_ref s, F&& enqueue) {
+  detail::expect_explicit_stream(s);
+  FOUNDRY_CUDA_TRY(cudaStreamBeginCapture(s.get(), cudaStreamCaptureModeThreadLocal));
+  try {
+    std::forward<F>(enqueue)(s);
+  } catch (...) {
+    detail::abandon_capture(s);
+    throw;
+  }
+  cudaGraph_t handle = nullptr;
+  const cudaError_t status = cudaStreamEndCapture(s.get(), &handle);
+  graph result(handle);  // owns whatever came back, even on failure
+  FOUNDRY_CUDA_TRY_WITH(status, detail::describe_end_capture(status));
+  return result;
+}
+
+/// What `graph_exec::update` did.
+enum class graph_update_result {
+  updated,               ///< the executable now runs the new graph's parameters
+  needs_reinstantiation  ///< the graphs differ in more than parameters: build a new `graph_exec`
+};
+
+/// Owning, move-only `cudaGraphExec_t`: an instantiated graph, ready to launch.
+class graph_exec {
+ public:
+  /// Instantiates `g` (synchronous, flags 0). Throws `std::invalid_argument` for an
+  /// empty graph, `cuda_error` if instantiation fails.
+  explicit graph_exec(const graph& g) {
+    FOUNDRY_EXPECTS(!g.empty(), "instantiating an empty graph (moved-from or default-constructed)");
+    FOUNDRY_CUDA_TRY(cudaGraphInstantiate(&handle_, g.get(), 0));
+  }
+  ~graph_exec() { destroy(); }
+  graph_exec(const graph_exec&) = delete;
+  graph_exec& operator=(const graph_exec&) = delete;
+  graph_exec(graph_exec&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  graph_exec& operator=(graph_exec&& other) noexcept {
+    if (this != &other) {
+      destroy();
+      handle_ = std::exchange(other.handle_, nullptr);
+    }
+    return *this;
+  }
+
+  /// Enqueues one replay of the graph on `s`, which may be any stream, not only the
+  /// one captured (asynchronous). CUDA orders a launch after the previous launch of
+  /// the same executable, whichever stream that was on. Throws `std::invalid_argument`
+  /// for the null stream or a moved-from executable, `cuda_error` if the launch fails.
+  void launch(cuda::stream_ref s) const {
+    detail::expect_explicit_stream(s);
+    FOUNDRY_EXPECTS(handle_ != nullptr, "launching a moved-from graph_exec");
+    FOUNDRY_CUDA_TRY(cudaGraphLaunch(handle_, s.get()));
+  }
+
+  /// Tries to give this executable the parameters of `g` (kernel arguments, copy
+  /// addresses and sizes) in place, which is much cheaper than instantiating again.
+  /// It succeeds when `g` has the same topology, node types and kernel functions
+  /// as the graph this executable was built from. Otherwise nothing changes and the
+  /// result is `needs_reinstantiation`: the caller builds a new `graph_exec(g)`, or
+  /// calls `update_or_reinstantiate`. Synchronous on the host; launches already
+  /// enqueued run with the old parameters, later ones with the new. Throws
+  /// `cuda_error` for any other failure.
+  [[nodiscard]] graph_update_result update(const graph& g) {
+    FOUNDRY_EXPECTS(!g.empty() && handle_ != nullptr, "updating from an empty graph or a moved-from graph_exec");
+    cudaGraphExecUpdateResultInfo info{};
+    const cudaError_t status = cudaGraphExecUpdate(handle_, g.get(), &info);
+    if (status == cudaErrorGraphExecUpdateFailure) {
+      (void)cudaGetLastError();
+      return graph_update_result::needs_reinstantiation;
+    }
+    FOUNDRY_CUDA_TRY(status);
+    return graph_update_result::updated;
+  }
+
+  /// `update(g)`, and on `needs_reinstantiation` replaces this executable with a new
+  /// instantiation of `g` (the old one is freed once its launches in flight finish).
+  /// Returns what `update` reported; throws as `update` and the constructor do.
+  graph_update_result update_or_reinstantiate(const graph& g) {
+    const graph_update_result result = update(g);
+    if (result == graph_update_result::needs_reinstantiation) *this = graph_exec(g);
+    return result;
+  }
+
+  [[nodiscard]] cudaGraphExec_t get() const noexcept { return handle_; }
+
+ private:
+  void destroy() noexcept {
+    // An executable still in flight is freed asynchronously when it completes.
+    if (handle_ != nullptr) FOUNDRY_CUDA_REPORT(cudaGraphExecDestroy(handle_));
+    handle_ = nullptr;
+  }
+  cudaGraphExec_t handle_ = nullptr;
+};
+
+}  // namespace foundry

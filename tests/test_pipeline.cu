@@ -1,0 +1,125 @@
+// stream_pipeline: chunked host -> device -> host streaming over several streams.
+#include <catch2/catch.hpp>
+
+#include <foundry/algorithms/transform.cuh>
+#include <foundry/memory/device_buffer.cuh>
+#include <foundry/memory/pinned_buffer.cuh>
+#include <foundry/memory/pipeline.cuh>
+#include <foundry/runtime/stream.cuh>
+#include <support/test_support.cuh>
+
+#include <stdexcept>
+#include <vector>
+
+using Catch::Matchers::Contains;
+
+namespace {
+
+struct affine {
+  __host__ __device__ float operator()(float x) const { return 2.0f * x + 1.0f; }
+};
+
+// The pipeline's work: one transform per chunk.
+struct affine_work {
+  void operator()(cuda::std::span<const float> in, cuda::std::span<float> out, cuda::stream_ref s) const {
+    foundry::transform(in, out, affine{}, s);
+  }
+};
+
+// The serial version: copy the whole array in, one transform, copy it back.
+std::vector<float> serial_affine(const std::vector<float>& host_in) {
+  foundry::stream s;
+  auto in = foundry::test::to_device(host_in, s);
+  auto out = foundry::test::poisoned_device_buffer<float>(host_in.size(), s);
+  foundry::transform(cuda::std::span<const float>(in.span()), out.span(), affine{}, s);
+  return foundry::test::to_host(out, s);
+}
+
+cuda::std::span<const float> const_span(const std::vector<float>& v) { return {v.data(), v.size()}; }
+cuda::std::span<float> span(std::vector<float>& v) { return {v.data(), v.size()}; }
+
+constexpr std::size_t chunk = 1000;
+
+}  // namespace
+
+TEST_CASE("a pipeline with a zero chunk or no streams throws invalid_argument before any CUDA call") {
+  CHECK_THROWS_AS(foundry::stream_pipeline<float>(0, 4), std::invalid_argument);
+  CHECK_THROWS_AS(foundry::stream_pipeline<float>(chunk, 0), std::invalid_argument);
+}
+
+TEST_CASE("a pipeline matches the serial version for 1, 2, 3, 7 and a partial last chunk", "[gpu]") {
+  foundry::stream_pipeline<float> pipeline(chunk, 4);
+  CHECK(pipeline.chunk_elements() == chunk);
+  CHECK(pipeline.stream_count() == 4);
+  for (std::size_t n : {chunk, 2 * chunk, 3 * chunk, 7 * chunk, 7 * chunk + 123, std::size_t{1}, chunk - 1}) {
+    CAPTURE(n);
+    const auto in = foundry::test::random_vector<float>(n, -10.0f, 10.0f, n);
+    std::vector<float> out(n, foundry::test::poison_value<float>());
+    pipeline.run(const_span(in), span(out), affine_work{});
+    CHECK(out == serial_affine(in));
+  }
+}
+
+TEST_CASE("a pipeline with fewer streams than chunks reuses its buffers correctly", "[gpu]") {
+  foundry::stream_pipeline<float> pipeline(chunk, 2);
+  const std::size_t n = 7 * chunk + 5;
+  const auto in = foundry::test::random_vector<float>(n, -10.0f, 10.0f, 7);
+  std::vector<float> out(n, foundry::test::poison_value<float>());
+  pipeline.run(const_span(in), span(out), affine_work{});
+  CHECK(out == serial_affine(in));
+}
+
+TEST_CASE("a pipeline streams pinned and pageable input and output in every combination", "[gpu]") {
+  foundry::stream_pipeline<float> pipeline(chunk, 3);
+  const std::size_t n = 5 * chunk + 17;
+  const auto in = foundry::test::random_vector<float>(n, -10.0f, 10.0f, 5);
+  const auto expected = serial_affine(in);
+  foundry::pinned_buffer<float> pinned_in(n);
+  std::copy(in.begin(), in.end(), pinned_in.begin());
+
+  for (const bool input_pinned : {false, true}) {
+    for (const bool output_pinned : {false, true}) {
+      CAPTURE(input_pinned, output_pinned);
+      std::vector<float> pageable_out(n, foundry::test::poison_value<float>());
+      foundry::pinned_buffer<float> pinned_out(n);
+      std::fill(pinned_out.begin(), pinned_out.end(), foundry::test::poison_value<float>());
+      const auto source = input_pinned ? cuda::std::span<const float>(pinned_in.span()) : const_span(in);
+      const auto destination = output_pinned ? pinned_out.span() : span(pageable_out);
+      pipeline.run(source, destination, affine_work{});
+      CHECK(std::vector<float>(destination.begin(), destination.end()) == expected);
+    }
+  }
+}
+
+TEST_CASE("a pipeline run on empty input does nothing", "[gpu]") {
+  foundry::stream_pipeline<float> pipeline(chunk, 2);
+  int calls = 0;
+  pipeline.run(cuda::std::span<const float>{}, cuda::std::span<float>{},
+               [&](cuda::std::span<const float>, cuda::std::span<float>, cuda::stream_ref) { ++calls; });
+  CHECK(calls == 0);
+}
+
+TEST_CASE("a pipeline rejects input and output of different sizes", "[gpu]") {
+  foundry::stream_pipeline<float> pipeline(chunk, 2);
+  const std::vector<float> in(10, 1.0f);
+  std::vector<float> out(11);
+  CHECK_THROWS_AS(pipeline.run(const_span(in), span(out), affine_work{}), std::invalid_argument);
+}
+
+TEST_CASE("an exception from the work on chunk 2 propagates and the pipeline runs again", "[gpu]") {
+  foundry::stream_pipeline<float> pipeline(chunk, 4);
+  const std::size_t n = 6 * chunk + 3;
+  const auto in = foundry::test::random_vector<float>(n, -10.0f, 10.0f, 2);
+  std::vector<float> out(n, foundry::test::poison_value<float>());
+  int calls = 0;
+  const auto failing_work = [&](cuda::std::span<const float> in_chunk, cuda::std::span<float> out_chunk,
+                                cuda::stream_ref s) {
+    if (calls++ == 2) throw std::runtime_error("work failed on chunk 2");
+    affine_work{}(in_chunk, out_chunk, s);
+  };
+  CHECK_THROWS_WITH(pipeline.run(const_span(in), span(out), failing_work), Contains("chunk 2"));
+  CHECK(calls == 3);
+
+  pipeline.run(const_span(in), span(out), affine_work{});
+  CHECK(out == serial_affine(in));
+}
