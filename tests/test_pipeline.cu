@@ -123,3 +123,18 @@ TEST_CASE("an exception from the work on chunk 2 propagates and the pipeline run
   pipeline.run(const_span(in), span(out), affine_work{});
   CHECK(out == serial_affine(in));
 }
+
+TEST_CASE("a moved-from pipeline throws invalid_argument instead of dividing by zero", "[gpu]") {
+  foundry::stream_pipeline<float> pipeline(chunk, 2);
+  foundry::stream_pipeline<float> moved_to(std::move(pipeline));
+  std::vector<float> in(10, 1.0f), out(10, 0.0f);
+  const auto run = [&](foundry::stream_pipeline<float>& p) {
+    p.run(cuda::std::span<const float>(in.data(), in.size()), cuda::std::span<float>(out.data(), out.size()),
+          [](cuda::std::span<const float> x, cuda::std::span<float> y, cuda::stream_ref s) {
+            foundry::device_copy(y, x, s);
+          });
+  };
+  CHECK_THROWS_AS(run(pipeline), std::invalid_argument);  // NOLINT(bugprone-use-after-move): what is tested
+  run(moved_to);
+  CHECK(out == in);
+}

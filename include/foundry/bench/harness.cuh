@@ -79,6 +79,9 @@ struct work {
   double bytes_read = 0;
   double bytes_written = 0;
   double flops = 0;
+  /// Items (launches, round trips) one call does: when non-zero, the counter `us_per_item`
+  /// reports the median time per item in microseconds.
+  double items = 0;
 };
 
 /// hot: back-to-back calls, data may stay in L2. cold: the L2 is flushed before every
@@ -238,6 +241,7 @@ inline void report(benchmark::State& state, const work& w, const sample_stats& r
   state.counters["pct_of_ceiling"] = pct;
   state.counters["noise_pct"] = 100.0 * r.noise;
   state.counters["samples"] = r.samples;
+  if (w.items > 0) state.counters["us_per_item"] = 1e6 * t / w.items;
   std::string label = opt.cache == cache_mode::cold ? "cold" : "hot";
   if (host_timed) label += ", host-timed";
   label += compute_bound ? std::string(", compute-bound: ") + to_string(opt.ceiling) : std::string(", memory-bound");
@@ -278,17 +282,19 @@ void measure(benchmark::State& state, cuda::stream_ref s, const work& w, Enqueue
 }
 
 namespace detail {
-/// The median and spread of up to `opt.max_samples` host-timed calls of `call`, after one
-/// warm-up call, within `opt.max_seconds`.
-template <class Call>
-sample_stats take_blocking_samples(std::int64_t wanted, Call& call, const options& opt) {
+/// The median and spread of up to `opt.max_samples` host-timed calls of `call`, each after
+/// an untimed `prepare()`, after one warm-up, within `opt.max_seconds`.
+template <class Prepare, class Call>
+sample_stats take_blocking_samples(std::int64_t wanted, Prepare& prepare, Call& call, const options& opt) {
   using clock = std::chrono::steady_clock;
+  prepare();
   call();  // warm-up: lazy loading, pool growth, first-touch of pinned pages
   const auto budget_end = clock::now() + std::chrono::duration<double>(opt.max_seconds);
   const int n = static_cast<int>(std::clamp<std::int64_t>(wanted, 1, std::max(1, opt.max_samples)));
   std::vector<double> v;
   v.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
+    prepare();
     const auto t0 = clock::now();
     call();
     v.push_back(std::chrono::duration<double>(clock::now() - t0).count());
@@ -315,10 +321,13 @@ sample_stats take_blocking_samples(std::int64_t wanted, Call& call, const option
 /// in, which CUDA events on one stream would not see whole: pageable copies (the driver
 /// stages them through its own pinned buffers), round trips that wait for each result, a
 /// pipeline that fills staging buffers and waits on events. `call` must return only when
-/// its work is finished (synchronise inside it) and be repeatable. Hot only: `opt.cache`
-/// must be `cache_mode::hot`. Failures mark the benchmark failed with the reason.
-template <class Call>
-void measure_blocking(benchmark::State& state, const work& w, Call&& call, options opt = {}) {
+/// its work is finished (synchronise inside it) and be repeatable. `prepare()` runs before
+/// every call, untimed (`measure_blocking` has none): for example the host writing pages
+/// that the call then reads from the GPU. Hot only: `opt.cache` must be
+/// `cache_mode::hot`. Failures mark the benchmark failed with the reason.
+template <class Prepare, class Call>
+void measure_blocking_prepared(benchmark::State& state, const work& w, Prepare&& prepare, Call&& call,
+                               options opt = {}) {
   if (state.error_occurred()) return;
   if (opt.cache != cache_mode::hot) {
     detail::fail(state, "measure_blocking times hot calls only");
@@ -333,7 +342,7 @@ void measure_blocking(benchmark::State& state, const work& w, Call&& call, optio
   }
   while (state.KeepRunningBatch(state.max_iterations)) {
     try {
-      stats = detail::take_blocking_samples(state.max_iterations, call, opt);
+      stats = detail::take_blocking_samples(state.max_iterations, prepare, call, opt);
     } catch (const std::exception& e) {
       detail::fail(state, e.what());
       break;
@@ -341,6 +350,12 @@ void measure_blocking(benchmark::State& state, const work& w, Call&& call, optio
     state.SetIterationTime(stats.median_seconds * static_cast<double>(state.max_iterations));
   }
   if (!state.error_occurred()) detail::report(state, w, stats, opt, /*host_timed=*/true);
+}
+
+/// `measure_blocking_prepared` with nothing to prepare.
+template <class Call>
+void measure_blocking(benchmark::State& state, const work& w, Call&& call, options opt = {}) {
+  measure_blocking_prepared(state, w, [] {}, std::forward<Call>(call), opt);
 }
 
 /// Marks the benchmark failed (SkipWithError: "wrong output: <what_failed>") when `ok` is

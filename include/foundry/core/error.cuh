@@ -75,6 +75,22 @@ inline void check_launch(const char* file, int line) {
 #endif
 }
 
+/// As above, for a launch on `stream`: while `stream` is being captured into a graph the
+/// kernel has not run, and a synchronisation would invalidate the capture, so
+/// `FOUNDRY_DEBUG_SYNC` checks the launch only.
+inline void check_launch(cudaStream_t stream, const char* file, int line) {
+  throw_on_cuda_error(cudaGetLastError(), "kernel launch", file, line);
+#ifdef FOUNDRY_DEBUG_SYNC
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  throw_on_cuda_error(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing", file, line);
+  if (capture == cudaStreamCaptureStatusNone) {
+    throw_on_cuda_error(cudaDeviceSynchronize(), "kernel execution (FOUNDRY_DEBUG_SYNC)", file, line);
+  }
+#else
+  (void)stream;
+#endif
+}
+
 }  // namespace detail
 }  // namespace foundry
 
@@ -92,6 +108,9 @@ inline void check_launch(const char* file, int line) {
 
 /// Checks the most recent kernel launch; synchronises too under `FOUNDRY_DEBUG_SYNC`.
 #define FOUNDRY_CHECK_LAUNCH() ::foundry::detail::check_launch(__FILE__, __LINE__)
+/// The same for a launch on `stream`, which `FOUNDRY_DEBUG_SYNC` does not synchronise while
+/// it is being captured into a graph.
+#define FOUNDRY_CHECK_LAUNCH_ON(stream) ::foundry::detail::check_launch((stream), __FILE__, __LINE__)
 
 /// Throws `std::invalid_argument` with `reason` (anything convertible to `std::string`).
 #define FOUNDRY_EXPECTS(condition, reason)                                                \

@@ -60,7 +60,7 @@ void launch(cuda::stream_ref s, const launch_config& c, void (*kernel)(Params...
   } else {
     kernel<<<c.grid, c.block, c.dynamic_shared_bytes, s.get()>>>(std::forward<Args>(args)...);
   }
-  FOUNDRY_CHECK_LAUNCH();
+  FOUNDRY_CHECK_LAUNCH_ON(s.get());
 }
 
 }  // namespace foundry

@@ -97,12 +97,14 @@ class stream_pipeline {
   /// Throws `std::invalid_argument` if the sizes differ or either span is device memory;
   /// `cuda_error` for a failed CUDA call; and rethrows what `work` throws. On any
   /// exception every stream is synchronised first, `out` is partly written, and the
-  /// pipeline can run again (unless a sticky CUDA error broke the context).
+  /// pipeline can run again (unless a sticky CUDA error broke the context). A moved-from
+  /// pipeline throws `std::invalid_argument` on non-empty input.
   template <class Work>
   void run(cuda::std::span<const In> in, cuda::std::span<Out> out, Work&& work) {
     FOUNDRY_EXPECTS(in.size() == out.size(), "pipeline input and output differ in size (" + std::to_string(in.size()) +
                                                  " and " + std::to_string(out.size()) + " elements)");
     if (in.empty()) return;
+    FOUNDRY_EXPECTS(!lanes_.empty(), "run on a moved-from pipeline (it has no streams left)");
     const bool in_pinned = detail::is_pinned_host(in.data(), "input");
     const bool out_pinned = detail::is_pinned_host(out.data(), "output");
     try {

@@ -1,0 +1,175 @@
+// A host array streamed through the GPU: copied in, transformed, copied back.
+// Rows "pipeline/{serial,foundry}/<bytes>" (a cheap kernel, y = 2x + 1) and
+// "pipeline_compute/{serial,foundry}/<bytes>" (a kernel about as long as the copies: a
+// chain of compute_fmas_per_element FMAs per element), at 256 MiB, 1 GiB and 4 GiB of
+// float input. Host arrays are foundry::pinned_buffer, allocated and filled once per row.
+//  - serial: one stream; copy the whole array in, one foundry::transform, copy it all out,
+//    synchronise (device buffers of the full size: 8 GiB for the 4 GiB rows).
+//  - foundry: foundry::stream_pipeline<float> with its defaults (4 streams, 16 MiB chunks),
+//    the same transform per chunk, so that copy in, kernel and copy out of different
+//    chunks overlap.
+// Timed on the host (foundry::bench::measure_blocking): the pipeline's run waits on its
+// streams from the host, and spans several streams that one stream's events cannot see.
+// GB/s counts bytes in + bytes out; TFLOP/s counts 2 flops per FMA. The harness's
+// pct_of_ceiling is of the device's own ceilings (HBM copy, FP32), not of the host link:
+// read GB/s against the link figures below.
+//
+// Goals:
+//  - the pipeline moves >= 0.9x pinned bandwidth in each direction at once: pipeline/
+//    foundry's GB/s >= 0.9 x (50.7 + 50.7) = 91 GB/s, that is >= 45.6 GB/s each way;
+//  - pipeline/foundry runs >= 1.8x pipeline/serial (the cheap kernel), at each size.
+// pipeline_compute has no goal: with the three stages about equally long the pipeline can
+// approach 3x serial; the rows show how close it comes.
+// Measured on the H200: pinned H2D 55.5 GB/s and D2H 55.3 GB/s alone, 50.7 GB/s each way
+// at once (bench_transfer's h2d/pinned and d2h/pinned rows); pageable 6.3 GB/s.
+//
+// Correct before timed: each row runs once into an output poisoned with NaN and compares
+// a sample of the output with a CPU reference, bit for bit: indices 0 and n - 1 and one
+// pseudo-random index in each of 16384 equal slices, so that every 16 MiB chunk is visited
+// (at least 64 samples a chunk at 4 GiB). Both kernels use explicit fmaf, which the host
+// and the device round the same way.
+
+#include <foundry/algorithms/transform.cuh>
+#include <foundry/bench/harness.cuh>
+#include <foundry/memory/copy.cuh>
+#include <foundry/memory/device_buffer.cuh>
+#include <foundry/memory/pinned_buffer.cuh>
+#include <foundry/memory/pipeline.cuh>
+#include <foundry/runtime/stream.cuh>
+
+#include <cuda/std/span>
+#include <cuda/stream_ref>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+
+namespace {
+
+namespace bench = foundry::bench;
+
+constexpr std::int64_t mib = std::int64_t{1} << 20;
+constexpr std::int64_t gib = std::int64_t{1} << 30;
+
+/// FMAs per element in pipeline_compute, chosen so that a chunk's kernel lasts about as
+/// long as its copy. Estimate, not yet measured: a default 16 MiB chunk (4 Mi floats)
+/// crosses the link in ~0.3 ms at 55 GB/s; the H200's FP32 cores run ~30e12 FMA/s
+/// (~60 TFLOP/s), so 0.3 ms is ~9e9 FMAs, ~2000 per element.
+constexpr int compute_fmas_per_element = 2048;
+
+/// y = 2x + 1: a kernel far shorter than its copies (8 bytes moved over the link per flop pair).
+struct cheap_op {
+  static constexpr double flops_per_element = 2;
+  __host__ __device__ float operator()(float x) const { return fmaf(2.0f, x, 1.0f); }
+};
+
+/// compute_fmas_per_element dependent FMAs, y = 0.999 y + 0.001, which pull y towards 1
+/// and keep it finite. The chain cannot be folded (no fast-math), so the kernel really
+/// does the arithmetic; the vector path gives each thread several independent chains.
+struct compute_op {
+  static constexpr double flops_per_element = 2.0 * compute_fmas_per_element;
+  __host__ __device__ float operator()(float x) const {
+    float y = x;
+    for (int k = 0; k < compute_fmas_per_element; ++k) y = fmaf(y, 0.999f, 0.001f);
+    return y;
+  }
+};
+
+/// The input: exact multiples of 1/4096 in [-0.5, 0.5).
+float input_value(std::size_t i) { return static_cast<float>(i % 4096) * (1.0f / 4096.0f) - 0.5f; }
+
+/// Outputs that differ from `op(in[i])` at the sampled indices (see the file comment).
+/// The NaN poison never compares equal, so a chunk that was never copied back is caught.
+template <class Op>
+std::size_t count_wrong_samples(const float* in, const float* out, std::size_t n, Op op) {
+  constexpr std::size_t slices = 16384;
+  std::size_t wrong = 0;
+  const auto check = [&](std::size_t i) { wrong += out[i] != op(in[i]) ? 1 : 0; };
+  const std::size_t slice = std::max<std::size_t>(n / slices, 1);
+  for (std::size_t start = 0; start < n; start += slice) {
+    const std::size_t length = std::min(slice, n - start);
+    check(start + (start * 2654435761u) % length);
+  }
+  check(0);
+  check(n - 1);
+  return wrong;
+}
+
+enum class schedule { serial, foundry };
+
+template <class Op>
+void bm_pipeline(benchmark::State& state, schedule sched) {
+  const auto bytes = static_cast<std::size_t>(state.range(0));
+  const std::size_t n = bytes / sizeof(float);
+  foundry::stream s;
+  foundry::pinned_buffer<float> in(n);
+  foundry::pinned_buffer<float> out(n);
+  for (std::size_t i = 0; i < n; ++i) in[i] = input_value(i);
+  const auto host_in = cuda::std::span<const float>(in.data(), n);
+  const auto host_out = out.span();
+
+  // serial: the whole arrays on the device; foundry: the pipeline's own chunk buffers.
+  foundry::device_buffer<float> device_in;
+  foundry::device_buffer<float> device_out;
+  std::optional<foundry::stream_pipeline<float>> pipeline;
+  if (sched == schedule::serial) {
+    device_in = foundry::device_buffer<float>(n, s);
+    device_out = foundry::device_buffer<float>(n, s);
+  } else {
+    pipeline.emplace();
+  }
+
+  const auto run = [&] {
+    if (sched == schedule::serial) {
+      foundry::copy(device_in.span(), host_in, s);
+      foundry::transform(device_in.span(), device_out.span(), Op{}, s);
+      foundry::copy(host_out, device_out.span(), s);
+      s.synchronize();
+    } else {
+      pipeline->run(host_in, host_out,
+                    [](cuda::std::span<const float> x, cuda::std::span<float> y, cuda::stream_ref st) {
+                      foundry::transform(x, y, Op{}, st);
+                    });
+    }
+  };
+
+  // Correct before timed.
+  std::fill(out.begin(), out.end(), std::numeric_limits<float>::quiet_NaN());
+  run();
+  const std::size_t wrong = count_wrong_samples(in.data(), out.data(), n, Op{});
+  if (!bench::expect(state, wrong == 0, std::to_string(wrong) + " sampled outputs differ from the CPU reference"))
+    return;
+
+  const double moved = static_cast<double>(bytes);
+  // A 4 GiB serial call takes ~0.2 s: let the 10 samples of the one round (see
+  // pipeline_sizes) finish.
+  bench::measure_blocking(state, {moved, moved, Op::flops_per_element * static_cast<double>(n)}, run,
+                          bench::options{.max_seconds = 5.0});
+}
+
+void bm_pipeline_cheap(benchmark::State& state, schedule sched) { bm_pipeline<cheap_op>(state, sched); }
+void bm_pipeline_compute(benchmark::State& state, schedule sched) { bm_pipeline<compute_op>(state, sched); }
+
+/// 256 MiB, 1 GiB and 4 GiB of input. One Google Benchmark round of 10 samples per row
+/// (->Iterations), so that up to 8 GiB of pinned host memory is allocated and filled once
+/// per row rather than once per round.
+void pipeline_sizes(benchmark::internal::Benchmark* b) {
+  b->Arg(256 * mib)->Arg(gib)->Arg(4 * gib)->Iterations(10);
+}
+
+}  // namespace
+
+BENCHMARK_CAPTURE(bm_pipeline_cheap, serial, schedule::serial)
+    ->Name("pipeline/serial")->Apply(bench::configure)->Apply(pipeline_sizes);
+BENCHMARK_CAPTURE(bm_pipeline_cheap, foundry, schedule::foundry)
+    ->Name("pipeline/foundry")->Apply(bench::configure)->Apply(pipeline_sizes);
+BENCHMARK_CAPTURE(bm_pipeline_compute, serial, schedule::serial)
+    ->Name("pipeline_compute/serial")->Apply(bench::configure)->Apply(pipeline_sizes);
+BENCHMARK_CAPTURE(bm_pipeline_compute, foundry, schedule::foundry)
+    ->Name("pipeline_compute/foundry")->Apply(bench::configure)->Apply(pipeline_sizes);
+
+FOUNDRY_BENCH_MAIN()
