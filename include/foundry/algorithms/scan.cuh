@@ -36,13 +36,9 @@
 /// Inputs and outputs at different offsets modulo 16 bytes take the same path
 /// with one element per vector.
 ///
-/// Where it stands (H200, bench/results/h200/runs/issue18): 0.60-0.71× CUB's
-/// `DeviceScan` from 2^24 to 2^30 elements (2.2 TB/s for 2^28 floats, CUB 3.1).
-/// Tiles of 4 to 32 KiB, 128 to 512 threads, registers or shared memory for the
-/// tile, look-back windows of 32 to 256 tiles and poll delays all measured within
-/// 10% of one another; the persistent variant that prefetched tiles was 1.5-9×
-/// slower (a prefetched tile publishes its total late and stalls every look-back
-/// behind it). NOTES.md there has the figures and what to try next.
+/// Speed on the H200: 0.60-0.71× CUB's `DeviceScan` from 2^24 to 2^30 elements
+/// (2.2 TB/s read + written for 2^28 floats; CUB 3.1). The tile shapes, look-back windows
+/// and delays below measured within 10% of one another; the look-back is what limits it.
 
 #include <foundry/algorithms/detail/checks.cuh>
 #include <foundry/block/block_load.cuh>

@@ -112,14 +112,9 @@ inline constexpr int max_filter_size = 15;
 /// A block of `block_x × block_y` threads owns a tile of
 /// `block_x · columns_per_thread` × `block_y · rows_per_thread` outputs.
 ///
-/// Figures below: H200, 2026-12-02, 8192 × 8192 float image, GB/s read + written
-/// and the fraction of the same run's cudaMemcpy row. "Committed" figures are
-/// rows of the run of eda7907 (git show 9ff397e:bench/results/h200/benchmarks.json;
-/// bench/results/h200 now holds a later run of the same kernels, within 1% of these) (rows
-/// stencil_<k>x<k>/foundry/8192x8192 for the default and
-/// stencil_<k>x<k>/foundry_<block_x>x<block_y>c<columns>r<rows>/8192x8192 for the
-/// candidates); "probe" figures come from earlier runs of the same bench_stencil
-/// binary that day, for candidates since dropped from it.
+/// Figures below: H200, 8192 × 8192 float image, GB/s read + written and the
+/// fraction of cudaMemcpy in the same run. "Committed" figures were measured on the
+/// shapes the policy has; "probe" figures on candidates since dropped.
 /// Registers (sm_90, CUDA 13.0, `-Xptxas -v`), default policy, radius 1 to 7:
 /// 64, 64, 77, 80, 72, 72, 80; no spills.
 struct convolve_2d_policy {

@@ -32,6 +32,9 @@
 ///   by separate blocks into a workspace, and a second kernel sums them.
 /// - **Raster.** Tiles are visited in groups of 8 tile rows, so that blocks
 ///   running at the same time share A and B panels in L2.
+///
+/// The measurements behind these choices, with what was tried and rejected:
+/// docs/gemm-history.md in the foundry repository.
 
 #include <foundry/core/error.cuh>
 #include <foundry/core/math.cuh>
@@ -58,51 +61,15 @@ template <int BlockM = 128, int BlockN = 128, int BlockK = 8, int MinBlocksPerSm
           int ThreadN = 8>
 struct register_blocked_policy {
   /// 128 × 128: 32 FLOPs per byte moved from L2, enough to keep the FMA units
-  /// fed. Measured on the H200, 2026-12-04 (bench/results/h200/runs/ad38579, medians
-  /// of 3 interleaved repetitions): 128 × 128 (BK 8, 2 blocks/SM) ran 48.3 TFLOP/s at
-  /// 8192^3 (row gemm_f32/foundry_register_blocked/8192x8192x8192; cuBLAS 51.2, 0.94×),
-  /// 47.9 at 4096^3 (cuBLAS 51.0, 0.94×), 47.7 at 8192 × 8192 × 1024 (cuBLAS 50.3, 0.95×)
-  /// and 45.5 at 1024 × 1024 × 8192 (cuBLAS 45.8, 0.99×). Before the serpentine FFMA order
-  /// of the inner loop (bench/results/h200/runs/9b2e3fa) the same rows ran 45.8, 44.4, 44.8
-  /// and 42.5. Nsight Compute at 8192^3, before that change (bench/results/h200/runs/befa0e9):
-  /// 86% of the issued instructions FFMA (the main loop issues 512 FFMA and about 65 others
-  /// per K slice: 32 shared loads, the staging, the barrier, loop control), issue slots 82%
-  /// busy although 2.65 warps per cycle were eligible: dispatch stalls (0.46 cycles per
-  /// issue), which on FFMA-dense code point at register-bank conflicts, and short-scoreboard
-  /// waits on the shared loads (0.51). The serpentine order attacks the first: consecutive
-  /// FFMAs share an operand at every turn, so the operand reuse cache serves it.
-  /// cuBLAS's own kernel here (sm80_xmma_gemm_..._tilesize256x128x8_stage3_warpsize4x2x1_ffma)
-  /// gives a thread 16 × 8 results at one block per SM. In the same run that shape, 256 × 128
-  /// with 16 × 8 per thread, ran 45.7 at 8192^3, 44.4 at 4096^3, 45.0 at 8192 × 8192 × 1024
-  /// and 43.7 at 1024 × 1024 × 8192 (rows gemm_f32/foundry_register_blocked_256x128_16x8/...);
-  /// 128 × 256 with 8 × 16 ran 45.8, 45.2, 43.5 and 41.5 (rows
-  /// .../foundry_register_blocked_128x256_8x16/...), both at 217-239 registers, no spills;
-  /// 64 × 128 at 4 blocks/SM ran 44.8, 43.4, 44.1 and 41.2 (rows
-  /// .../foundry_register_blocked_64x128_4cta/...; 128 registers, spills 4 bytes on the float4
-  /// layouts where A is not k-contiguous). All below this default at every shape.
+  /// fed. 48.3 TFLOP/s at 8192^3 fp32 on the H200 (0.94× cuBLAS).
   static constexpr int block_m = BlockM;
   static constexpr int block_n = BlockN;
   /// 8: one float4 of A and one of B per thread per slice, and 17 KiB of
-  /// shared memory. Measured on the H200, 2026-12-04 (bench/results/h200/runs/ad38579):
-  /// at 1 block/SM BK 16 ran 42.8 TFLOP/s at 8192^3 (row
-  /// gemm_f32/foundry_register_blocked_bk16_1cta/8192x8192x8192) against BK 8's 42.1 (row
-  /// gemm_f32/foundry_register_blocked_1cta/8192x8192x8192), and 42.8 against 41.9 at
-  /// 4096^3 (the same rows at 4096x4096x4096); at 2 blocks/SM BK 16 spills 32-148 bytes
-  /// within the 128-register cap and ran 37.4 at 8192^3 and 37.0 at 4096^3 (rows
-  /// gemm_f32/foundry_register_blocked_bk16/...). All stay below this default (BK 8, 2
-  /// blocks/SM): 48.3 at 8192^3, 47.9 at 4096^3 (rows gemm_f32/foundry_register_blocked/...).
-  /// A fast path that loads whole interior K tiles without per-element predicates ran
-  /// 0.5-1% slower (probe run, 2026-12-02).
+  /// shared memory. BK 16 spills at 2 blocks/SM: 37.4 against 48.3 TFLOP/s at 8192^3 on the H200.
   static constexpr int block_k = BlockK;
   /// 2 blocks (16 warps) per SM: the cap of 128 registers per thread that this
   /// implies holds the default 8 × 8 tile's 64 accumulators, 32 fragment and 8 staging registers
-  /// without spills on the float4 path (ptxas, sm_90: 128 registers, 0 spills on the four
-  /// float4 layouts; the scalar fallback spills 8 bytes in one of its four layouts).
-  /// Measured on the H200, 2026-12-04 (bench/results/h200/runs/ad38579), against 1
-  /// block per SM (126-143 registers): 1 block/SM ran 42.1 TFLOP/s at 8192^3 (row
-  /// gemm_f32/foundry_register_blocked_1cta/8192x8192x8192) against 2 blocks/SM's 48.3
-  /// (row gemm_f32/foundry_register_blocked/8192x8192x8192), 0.87×; at 4096^3 41.9
-  /// against 47.9 (the same rows at 4096x4096x4096), 0.87×.
+  /// without spills on the float4 path. 48.3 TFLOP/s at 8192^3 on the H200, against 42.1 at 1 block/SM.
   static constexpr int min_blocks_per_sm = MinBlocksPerSm;
 
   /// A thread's sub-tile of C: (thread_m / 4) × (thread_n / 4) pieces of 4 × 4, spread
@@ -404,12 +371,8 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
 template <class Policy = register_blocked_default_policy>
 [[nodiscard]] split_k_plan register_blocked_split_k(const gemm_problem<float, float>& p, int requested, int sm_count) {
   // 512: below that a slice's pipeline start-up and the reduce outweigh the
-  // extra SMs. Measured on the H200, 2026-12-04, at 1024 × 1024 × 8192 (64 tiles,
-  // 264 block slots on 132 SMs: the auto choice is 4 slices of 2048, so this 512
-  // floor does not bind there): 45.5 TFLOP/s (row
-  // gemm_f32/foundry_register_blocked/1024x1024x8192, bench/results/h200/runs/ad38579)
-  // against cuBLAS's 45.8 (row gemm_f32/cublas/1024x1024x8192), 0.99×. Other split
-  // counts and other values of this floor were not measured yet.
+  // extra SMs. Not tuned: it does not bind at 1024 × 1024 × 8192 (4 slices of 2048),
+  // which runs 45.5 TFLOP/s on the H200 (0.99× cuBLAS).
   constexpr std::int64_t min_k_per_split = 512;
   const std::int64_t tiles =
       ceil_div<std::int64_t>(p.m, Policy::block_m) * ceil_div<std::int64_t>(p.n, Policy::block_n);

@@ -41,6 +41,9 @@
 /// (`gemm_tensor_core_fast_path`); any other problem runs on a simple fallback
 /// with the same `mma` core, fed by scalar loads. Either operand may be
 /// contiguous along K or along M/N: four instantiations of the fast kernel.
+///
+/// The measurements behind these choices, with what was tried and rejected:
+/// docs/gemm-history.md in the foundry repository.
 
 #include <foundry/core/error.cuh>
 #include <foundry/core/math.cuh>
@@ -72,66 +75,21 @@ namespace foundry::gemm_kernels {
 struct tensor_core_policy {
   /// Block tile 128 × 256: with 64 × 64 warp tiles a thread holds 128 fp32
   /// accumulators, and every element copied to shared memory feeds 128 (A) or
-  /// 64 (B) multiply-adds per warp. The mma.sync instruction itself, fed from registers,
-  /// peaks at about 640 TFLOP/s on the H200 (ceiling bf16_mma_sync, bench/results/h200);
-  /// 0.6× cuBLAS bf16 would need about 70% of it.
-  ///
-  /// Measured on the H200, 2026-12-02 (bench/results/h200/runs/ef7a83a, medians of 3
-  /// interleaved repetitions; rows gemm_bf16/foundry_tensor_core_128x256/..., this tiling
-  /// forced, against gemm_bf16/cublas/...): 453 TFLOP/s bf16 at 4096^3 against cuBLAS's 757,
-  /// 0.60× (71% of the mma.sync ceiling); 475 against 789 at 8192^3, 0.60×; 307 against 651
-  /// at 1024 × 1024 × 8192 with 4 K slices (split-K below), 0.47×. The rows of the automatic
-  /// choice (gemm_bf16/foundry_tensor_core/...), which run this same kernel at those shapes,
-  /// got 428 (0.57×), 476 and 322 (0.49×) in the same run: rows of one kernel differ by up
-  /// to 6% with the GPU's power-managed clock. The run of 2983dba (runs/2983dba/bench.log)
-  /// had 453 against 753, 494 against 680 and 299 against 629. fp16 within 8% of bf16
-  /// (rows gemm_f16/...).
-  ///
-  /// How it got there, one limit at a time (Nsight Compute and the SASS at 4096^3; the
-  /// figures of bench/results/h200/runs/2983dba/ncu_tensor_core_4096.txt for the last):
-  /// - 278 TFLOP/s (run of commit da74bd3): 5.8 instructions issued per mma. Per 128 mma
-  ///   of a pipeline step, 32 ldmatrix, about 150 register moves that rebuilt B's register
-  ///   pairs out of ldmatrix's order, and about 20 instructions of bounds and 64-bit
-  ///   addresses per cp.async; tensor pipe 43% busy. B now comes out of ldmatrix in mma's
-  ///   order (`fragment_order::k_first`: the moves are gone from the SASS).
-  /// - 350 (run of 5bbc0fc: git show befa0e9:bench/results/h200/benchmarks.json): 4.5
-  ///   instructions per mma, tensor pipe 56%.
-  ///   ptxas had if-converted the edge path of every copy into about 250 predicated
-  ///   instructions per step, issued even where the tile lies inside the matrices; with two
-  ///   warps per scheduler, each warp's mma wait behind its own integer chains (top stall:
-  ///   a fixed-latency dependency). The main loop now runs the steps whose tiles lie inside
-  ///   A and B in a copy of the loop without bounds (`run_steps` in the kernel).
-  /// - 453 (2983dba and now): 2.3 instructions per mma, tensor pipe 75% busy; the top stalls are the
-  ///   fixed-latency wait between a warp's mma (2.2 cycles per issue) and the tensor pipe
-  ///   itself (math pipe throttle, 1.8): two warps per scheduler (255 registers) leave
-  ///   little to hide the first behind.
-  /// Other block tiles (bench/results/h200, at 4096^3 and 8192^3): 256 × 128 with 4 × 2
-  /// warps 444 and 474 (rows gemm_bf16/foundry_tensor_core_256x128/...), 128 × 128 with 4
-  /// warps, two blocks per SM (`tensor_core_shallow_k_policy`), 447 and 429 (rows
-  /// gemm_bf16/foundry_tensor_core_128x128/...), against this tile's 453 and 475. 16
-  /// warps of 32 × 64 (four per scheduler) would cap a thread at 128 registers: ptxas
-  /// spills 112-292 bytes (sm_90), not measured. On Hopper mma.sync is not the fast path:
+  /// 64 (B) multiply-adds per warp. On Hopper mma.sync is not the fast path:
   /// rung 5 (gemm_wgmma.cuh) is.
+  /// 453 TFLOP/s at 4096^3 bf16 on the H200 (0.60× cuBLAS, 71% of the ~640 TFLOP/s mma.sync peak).
   static constexpr int block_m = 128;
   static constexpr int block_n = 256;
   /// K per pipeline step: four `mma` k-steps between barriers, half the barriers per
-  /// FLOP of block_k 32. Measured on the H200, 2026-12-02 (bench/results/h200/runs/2983dba/
-  /// bench.log): block_k 64 with 3 stages (this policy) 494 TFLOP/s bf16 at 8192^3 and 453
-  /// at 4096^3 (rows gemm_bf16/foundry_tensor_core/...); block_k 32 with 4 stages, the
-  /// earlier default, 398 and 370 (rows gemm_bf16/foundry_tensor_core_bk32_s4/...); block_k
-  /// 32 with 3 stages 379 and 367 (rows gemm_bf16/foundry_tensor_core_bk32_s3/...).
-  /// Registers (ptxas, sm_90, nvcc 13.0): 248-254 per thread, at the cap, and no spills in
-  /// any of the four instantiations.
+  /// FLOP of block_k 32. 494 TFLOP/s at 8192^3 bf16 on the H200, against 398 with block_k 32.
   static constexpr int block_k = 64;
   /// 8 warps as 2 × 4, each 64 × 64. One block per SM: 128 accumulators and 64
   /// registers of double-buffered fragments put a thread at the 255-register cap.
   static constexpr int warps_m = 2;
   static constexpr int warps_n = 4;
   /// Buffers in the cp.async ring: 3 × 48 KiB = 144 KiB of shared memory, two
-  /// steps of copies in flight while one is multiplied (figures at block_k above).
-  /// 4 stages (192 KiB) ran 479 TFLOP/s at 8192^3 and 430 at 4096^3 (rows
-  /// gemm_bf16/foundry_tensor_core_s4/..., bench/results/h200/runs/2983dba/bench.log): no
-  /// gain over 3 stages (494 and 453).
+  /// steps of copies in flight while one is multiplied. 4 stages gained nothing on
+  /// the H200 (479 against 494 TFLOP/s at 8192^3 bf16).
   static constexpr int stages = 3;
   /// Tile rows per group in the block order: 8 × 128 rows of A and, with a
   /// 132-SM wave, about 16 columns of B tiles stay hot in L2. Other group sizes
@@ -151,16 +109,7 @@ struct tensor_core_policy {
 /// epilogue overlap the other's main loop. Where K is long, the wider tile's higher
 /// reuse of each shared-memory element wins.
 ///
-/// Measured on the H200, 2026-12-02 (bench/results/h200/runs/ef7a83a, medians of 3
-/// interleaved repetitions; rows gemm_bf16/foundry_tensor_core_128x128/... against
-/// .../foundry_tensor_core_128x256/..., each tiling forced): at 8192 × 8192 × 1024 407
-/// TFLOP/s against 367 (cuBLAS 621: 0.65× against 0.59×; the automatic row ran 395, 0.64×);
-/// at 8192 × 8192 × 2048, past the switch, 414 against 432 (an interleaved probe of the
-/// same binary that day: 449 against 432; the three repetitions of this row ran 452, 414
-/// and 351: within the noise); at 4096^3 447 against 453, at 8192^3 429 against 475; at
-/// 1024 × 1024 × 8192 (4 K slices each) 321 against 307. Registers (ptxas, sm_90, nvcc 13.0): 254 per
-/// thread and no spills in three of the four layouts; with A contiguous along M and B
-/// along K, 255 and 36 bytes of spill stores (that layout was not measured apart).
+/// At 8192 × 8192 × 1024 bf16 on the H200: 407 TFLOP/s against 367 for 128 × 256 (0.65× against 0.59× cuBLAS).
 struct tensor_core_shallow_k_policy : tensor_core_policy {
   static constexpr int block_n = 128;
   static constexpr int warps_n = 2;
@@ -169,11 +118,9 @@ struct tensor_core_shallow_k_policy : tensor_core_policy {
 
 /// Not a tiling: as `gemm_tensor_core`'s policy (the default) it picks one per
 /// problem, `tensor_core_shallow_k_policy` when K ≤ `shallow_k_max`, else
-/// `tensor_core_policy` (see `tensor_core_picks_shallow_k`). 1536: at M = N = 8192 the
-/// shallow tiling led by 11% at K = 1024 and trailed by 4% at K = 2048 in the committed
-/// run (figures at `tensor_core_shallow_k_policy`); a line through those two points in 1/K
-/// crosses zero near K = 1600. An interleaved probe the same day had it 4% ahead at 2048:
-/// between 1024 and 2048 the choice is within the noise of one row.
+/// `tensor_core_policy` (see `tensor_core_picks_shallow_k`). 1536: at M = N = 8192 on the
+/// H200 the shallow tiling led by 11% at K = 1024 and trailed by 4% at K = 2048; the two
+/// cross near K = 1600, and between 1024 and 2048 the choice is within the noise.
 struct tensor_core_auto_policy {
   static constexpr std::int64_t shallow_k_max = 1536;
 };
@@ -265,8 +212,7 @@ struct swizzled_tile {
 ///   r3 = (mn 8-15, k 8-15): {r0, r1} is the B fragment (b0b1, b2b3) of columns 0-7 and
 ///   {r2, r3} that of columns 8-15, each already the aligned register pair mma reads, so
 ///   no register moves sit between ldmatrix and mma. (With the A order, B would need
-///   {r0, r2} and {r1, r3}: measured on the H200, 2026-12-02 (SASS of bench_gemm), about
-///   150 moves per 128 mma in the main loop.)
+///   {r0, r2} and {r1, r3}: about 150 moves per 128 mma in the main loop, SASS of the H200 build.)
 enum class fragment_order { mn_first, k_first };
 
 /// How one operand's block tile (`Extent` along M or N, `BlockK` along K) sits in

@@ -60,24 +60,11 @@
 /// second kernel (gemm/split_k.cuh, shared with rungs 3 and 4); `wgmma_split_k` says
 /// how many.
 ///
-/// Performance, measured on the H200 on 2026-12-02 (bench/results/h200/runs/ef7a83a,
-/// medians of 3 interleaved repetitions; rows gemm_bf16/foundry_wgmma/<MxNxK> against
-/// gemm_bf16/cublas/<MxNxK> of the same run): bf16 777 TFLOP/s at 8192^3 against cuBLAS's
-/// 789 (0.98×); 729 against 757 at 4096^3 (0.96×); 588 against 621 at 8192 × 8192 × 1024
-/// (0.95×); 446 against 651 at 1024 × 1024 × 8192 with 4 K slices (0.68×; row
-/// .../foundry_wgmma_split_k_1/...: 214 unsplit; .../foundry_wgmma_split_k_8/...: 371).
-/// The run of 5bbc0fc (one pass in a fixed order) had 779 against 674, 732 against 763,
-/// 489 against 574 and 427 against 620: a GEMM that follows others moves with the GPU's
-/// power-managed clock.
-/// fp16 within a few percent of these (rows gemm_f16/...). Against the one-block-per-tile
-/// kernel it replaced (run of commit eda7907, same rows): 704 → 732 at 4096^3, 764 → 779
-/// at 8192^3, 495 → 489-546 at 8192 × 8192 × 1024: the gain there is smaller than the
-/// clock noise of one row.
-/// Nsight Compute (earlier run, before the kernel became persistent, 8192^3): tensor
-/// pipe busy 91% of the time (SM busy 90.7%), DRAM 26%, L2 58%; the rest was the
-/// prologue/epilogue of 2048 blocks (15.5 waves of 132), which the persistent blocks now
-/// overlap with the next tile's copies, and waits at the stage barriers. Registers
-/// (ptxas, sm_90a): 168 per thread at launch, 0 spills, for all eight instantiations.
+/// Performance on the H200, bf16: 777 TFLOP/s at 8192^3 (0.98× cuBLAS); 446 at
+/// 1024 × 1024 × 8192 with 4 K slices (0.68×).
+///
+/// The measurements behind these choices, with what was tried and rejected:
+/// docs/gemm-history.md in the foundry repository.
 
 #include <foundry/core/error.cuh>
 #include <foundry/core/math.cuh>

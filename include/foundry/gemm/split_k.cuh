@@ -6,12 +6,13 @@
 /// slices computed by separate blocks into a workspace, and a second kernel sums
 /// the slices in a fixed order (deterministic) into C = alpha·sum + beta·C.
 ///
-/// Why a second kernel: summing inside the GEMM kernel, by the last warp to finish each
-/// warp tile, was measured on the H200 on 2026-12-04 and rejected
-/// (bench/results/h200/runs/fused-split-k: the patch, the run and why). It was correct,
-/// but rung 5 at 1024 × 1024 × 8192 took 138 µs instead of 38. Only tiles × warps
-/// threads share the slices there, each waiting out one L2 round trip per load, while
-/// this kernel spreads the same bytes over every SM.
+/// Why a second kernel: it spreads the partial sums over every SM. Summing inside the
+/// GEMM kernel, by the last warp to finish each warp tile, leaves only tiles × warps
+/// threads to read the slices, each waiting out one L2 round trip per load: rung 5 at
+/// 1024 × 1024 × 8192 took 138 µs that way instead of 38 on the H200.
+///
+/// The measurements behind these choices, with what was tried and rejected:
+/// docs/gemm-history.md in the foundry repository.
 
 #include <foundry/core/error.cuh>
 #include <foundry/core/math.cuh>
@@ -100,14 +101,8 @@ __device__ cuda::std::array<float, Width> load_floats(const float* from) {
 /// A thread owns `Width` adjacent columns of a row, so the row and column come
 /// from the 2D grid, not from dividing a flat index per element.
 /// Width 4 needs n and ldc multiples of 4 and `w` and `c` 16-byte aligned.
-/// Measured against the flat-index scalar kernel it replaced, at 1024 × 1024 × 8192
-/// (medians of 3, bench/results/h200/runs/ad38579 before, the run of 8d4a79b after):
-/// rung 5 bf16 with its automatic 4 slices 38.7 -> 38.2 µs (rows
-/// gemm_bf16/foundry_wgmma/...), with 8 slices 46.5 -> 47.3 (rows
-/// gemm_bf16/foundry_wgmma_split_k_8/...); rung 4's rows of one kernel spread too far in
-/// the second run to compare (53.4 -> 60.7 for the automatic row, 57.2 for the forced
-/// 128 × 256 one). No gain that the noise does not cover: the reduce is not what limits a
-/// split GEMM there.
+/// Against the flat-index scalar kernel it replaced, no gain beyond the noise on the H200
+/// (rung 5 at 1024 × 1024 × 8192: 38.7 -> 38.2 µs): the reduce is not what limits a split GEMM there.
 /// (A template, like every kernel in these headers, so that several translation
 /// units may include it.)
 template <int Width>
