@@ -102,10 +102,10 @@ void cublas_gemm(const In* a, const In* b, float* c, const shape& sh, cuda::stre
     bench::cublas_try(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, n, a, k, &beta, c, n),
                       "cublasSgemm");
   } else {
-    bench::cublas_try(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, cuda_type<In>(), n, a,
-                                   cuda_type<In>(), k, &beta, c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F,
-                                   CUBLAS_GEMM_DEFAULT),
-                      "cublasGemmEx");
+    bench::cublas_try(
+        cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, cuda_type<In>(), n, a, cuda_type<In>(), k, &beta,
+                     c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+        "cublasGemmEx");
   }
 }
 
@@ -133,8 +133,8 @@ __global__ void frobenius_kernel(const float* x, const float* ref, std::size_t n
 double relative_frobenius_error(const foundry::device_buffer<float>& x, const foundry::device_buffer<float>& ref,
                                 cuda::stream_ref s) {
   foundry::device_buffer<double> sums(2, s, 0.0);
-  foundry::launch(s, foundry::make_launch_config_1d(x.size(), 256, foundry::resident_grid_blocks(8)),
-                  frobenius_kernel, x.data(), ref.data(), x.size(), sums.data());
+  foundry::launch(s, foundry::make_launch_config_1d(x.size(), 256, foundry::resident_grid_blocks(8)), frobenius_kernel,
+                  x.data(), ref.data(), x.size(), sums.data());
   double host[2] = {0.0, 0.0};
   FOUNDRY_CUDA_TRY(cudaMemcpyAsync(host, sums.data(), sizeof host, cudaMemcpyDeviceToHost, s.get()));
   foundry::synchronize(s);
@@ -201,9 +201,9 @@ void bm_gemm(benchmark::State& state, shape sh, enqueue_fn<In> run, bench::flop_
   const double error = relative_frobenius_error(d.c, d.reference, d.s);
   const double tolerance = std::is_same_v<In, float> ? 1e-4 : 1e-3;
   state.counters["rel_error"] = error;
-  if (!bench::expect(state, error <= tolerance,
-                     "relative Frobenius error against cuBLAS " + std::to_string(error) + " exceeds " +
-                         std::to_string(tolerance)))
+  if (!bench::expect(
+          state, error <= tolerance,
+          "relative Frobenius error against cuBLAS " + std::to_string(error) + " exceeds " + std::to_string(tolerance)))
     return;
   bench::options opt;
   opt.ceiling = ceiling;
@@ -237,8 +237,8 @@ enqueue_fn<float> with_register_blocked_policy() {
 template <class In, class Policy>
 enqueue_fn<In> with_tensor_core_policy() {
   return [](gemm_data<In>& d, cuda::stream_ref s) {
-    const auto p = foundry::make_gemm_problem<In, float>(1.0f, d.view_a(), matrix_op::none, d.view_b(),
-                                                         matrix_op::none, 0.0f, d.view_c());
+    const auto p = foundry::make_gemm_problem<In, float>(1.0f, d.view_a(), matrix_op::none, d.view_b(), matrix_op::none,
+                                                         0.0f, d.view_c());
     foundry::gemm_kernels::gemm_tensor_core<In, Policy>(p, s);
   };
 }
@@ -248,8 +248,8 @@ enqueue_fn<In> with_tensor_core_policy() {
 template <class In>
 enqueue_fn<In> with_wgmma_split_k(int splits) {
   return [splits](gemm_data<In>& d, cuda::stream_ref s) {
-    const auto p = foundry::make_gemm_problem<In, float>(1.0f, d.view_a(), matrix_op::none, d.view_b(),
-                                                         matrix_op::none, 0.0f, d.view_c());
+    const auto p = foundry::make_gemm_problem<In, float>(1.0f, d.view_a(), matrix_op::none, d.view_b(), matrix_op::none,
+                                                         0.0f, d.view_c());
     foundry::gemm_kernels::split_k_options options;
     options.split_k = splits;
     foundry::gemm_kernels::gemm_wgmma<In>(p, options, s);

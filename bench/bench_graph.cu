@@ -25,8 +25,8 @@
 #include <foundry/runtime/graph.cuh>
 #include <foundry/runtime/stream.cuh>
 
-#include <cuda/stream_ref>
 #include <cuda_runtime_api.h>
+#include <cuda/stream_ref>
 
 #include <cstdint>
 #include <optional>
@@ -106,8 +106,12 @@ void launch_counts(benchmark::internal::Benchmark* b) { b->Arg(1000)->Arg(10000)
 }  // namespace
 
 BENCHMARK_CAPTURE(bm_launch, stream, launch_path::stream)
-    ->Name("launch/stream")->Apply(bench::configure)->Apply(launch_counts);
+    ->Name("launch/stream")
+    ->Apply(bench::configure)
+    ->Apply(launch_counts);
 BENCHMARK_CAPTURE(bm_launch, graph, launch_path::graph)
-    ->Name("launch/graph")->Apply(bench::configure)->Apply(launch_counts);
+    ->Name("launch/graph")
+    ->Apply(bench::configure)
+    ->Apply(launch_counts);
 
 FOUNDRY_BENCH_MAIN()

@@ -97,7 +97,10 @@ void copy_sizes(benchmark::internal::Benchmark* b) {
 
 }  // namespace
 
-BENCHMARK_CAPTURE(bm_copy_memcpy, hot, cache_mode::hot)->Name("copy/cudaMemcpy")->Apply(bench::configure)->Apply(copy_sizes);
+BENCHMARK_CAPTURE(bm_copy_memcpy, hot, cache_mode::hot)
+    ->Name("copy/cudaMemcpy")
+    ->Apply(bench::configure)
+    ->Apply(copy_sizes);
 BENCHMARK_CAPTURE(bm_copy_memcpy, cold, cache_mode::cold)
     ->Name("copy/cudaMemcpy/cold")
     ->Apply(bench::configure)

@@ -59,8 +59,8 @@ void bm_histogram(benchmark::State& state, variant v, histogram_case<Sample, Lev
   const int num_levels = static_cast<int>(hc.bins) + 1;
   const auto num_samples = static_cast<std::int64_t>(n);
   std::size_t cub_bytes = 0;
-  FOUNDRY_CUDA_TRY(cub::DeviceHistogram::HistogramEven(nullptr, cub_bytes, samples.data(), reference.data(),
-                                                       num_levels, hc.lower, hc.upper, num_samples, s.get()));
+  FOUNDRY_CUDA_TRY(cub::DeviceHistogram::HistogramEven(nullptr, cub_bytes, samples.data(), reference.data(), num_levels,
+                                                       hc.lower, hc.upper, num_samples, s.get()));
   foundry::device_buffer<std::byte> cub_scratch(cub_bytes, s);
   auto cub_histogram = [&](count* out, cuda::stream_ref st) {
     std::size_t bytes = cub_bytes;
@@ -70,15 +70,9 @@ void bm_histogram(benchmark::State& state, variant v, histogram_case<Sample, Lev
 
   auto enqueue = [&](cuda::stream_ref st) {
     switch (v) {
-      case variant::naive:
-        foundry::naive::histogram_even(x, counts.span(), hc.lower, hc.upper, st);
-        break;
-      case variant::foundry:
-        foundry::histogram_even(x, counts.span(), hc.lower, hc.upper, st);
-        break;
-      case variant::cub:
-        cub_histogram(counts.data(), st);
-        break;
+      case variant::naive: foundry::naive::histogram_even(x, counts.span(), hc.lower, hc.upper, st); break;
+      case variant::foundry: foundry::histogram_even(x, counts.span(), hc.lower, hc.upper, st); break;
+      case variant::cub: cub_histogram(counts.data(), st); break;
     }
   };
 
@@ -91,8 +85,9 @@ void bm_histogram(benchmark::State& state, variant v, histogram_case<Sample, Lev
   std::size_t wrong = 0;
   for (std::size_t b = 0; b < hc.bins; ++b) wrong += got[b] != expected[b] ? 1 : 0;
   const std::uint64_t total = std::accumulate(expected.begin(), expected.end(), std::uint64_t{0});
-  if (!bench::expect(state, wrong == 0, std::to_string(wrong) + " of " + std::to_string(hc.bins) +
-                                            " bins differ from cub::DeviceHistogram::HistogramEven's"))
+  if (!bench::expect(state, wrong == 0,
+                     std::to_string(wrong) + " of " + std::to_string(hc.bins) +
+                         " bins differ from cub::DeviceHistogram::HistogramEven's"))
     return;
   if (!bench::expect(state, total == n,
                      "CUB's counts sum to " + std::to_string(total) + ", not n = " + std::to_string(n)))
@@ -117,22 +112,40 @@ void bm_f32_4096(benchmark::State& state, variant v) { bm_histogram(state, v, f3
 }  // namespace
 
 BENCHMARK_CAPTURE(bm_u8_256, naive, variant::naive)
-    ->Name("histogram_even_u8_256/naive")->Apply(bench::configure)->Apply(histogram_sizes);
+    ->Name("histogram_even_u8_256/naive")
+    ->Apply(bench::configure)
+    ->Apply(histogram_sizes);
 BENCHMARK_CAPTURE(bm_u8_256, foundry, variant::foundry)
-    ->Name("histogram_even_u8_256/foundry")->Apply(bench::configure)->Apply(histogram_sizes);
+    ->Name("histogram_even_u8_256/foundry")
+    ->Apply(bench::configure)
+    ->Apply(histogram_sizes);
 BENCHMARK_CAPTURE(bm_u8_256, cub, variant::cub)
-    ->Name("histogram_even_u8_256/cub")->Apply(bench::configure)->Apply(histogram_sizes);
+    ->Name("histogram_even_u8_256/cub")
+    ->Apply(bench::configure)
+    ->Apply(histogram_sizes);
 BENCHMARK_CAPTURE(bm_u8_256_one_bin, naive, variant::naive)
-    ->Name("histogram_even_u8_256_one_bin/naive")->Apply(bench::configure)->Apply(histogram_sizes);
+    ->Name("histogram_even_u8_256_one_bin/naive")
+    ->Apply(bench::configure)
+    ->Apply(histogram_sizes);
 BENCHMARK_CAPTURE(bm_u8_256_one_bin, foundry, variant::foundry)
-    ->Name("histogram_even_u8_256_one_bin/foundry")->Apply(bench::configure)->Apply(histogram_sizes);
+    ->Name("histogram_even_u8_256_one_bin/foundry")
+    ->Apply(bench::configure)
+    ->Apply(histogram_sizes);
 BENCHMARK_CAPTURE(bm_u8_256_one_bin, cub, variant::cub)
-    ->Name("histogram_even_u8_256_one_bin/cub")->Apply(bench::configure)->Apply(histogram_sizes);
+    ->Name("histogram_even_u8_256_one_bin/cub")
+    ->Apply(bench::configure)
+    ->Apply(histogram_sizes);
 BENCHMARK_CAPTURE(bm_f32_4096, naive, variant::naive)
-    ->Name("histogram_even_f32_4096/naive")->Apply(bench::configure)->Apply(histogram_sizes);
+    ->Name("histogram_even_f32_4096/naive")
+    ->Apply(bench::configure)
+    ->Apply(histogram_sizes);
 BENCHMARK_CAPTURE(bm_f32_4096, foundry, variant::foundry)
-    ->Name("histogram_even_f32_4096/foundry")->Apply(bench::configure)->Apply(histogram_sizes);
+    ->Name("histogram_even_f32_4096/foundry")
+    ->Apply(bench::configure)
+    ->Apply(histogram_sizes);
 BENCHMARK_CAPTURE(bm_f32_4096, cub, variant::cub)
-    ->Name("histogram_even_f32_4096/cub")->Apply(bench::configure)->Apply(histogram_sizes);
+    ->Name("histogram_even_f32_4096/cub")
+    ->Apply(bench::configure)
+    ->Apply(histogram_sizes);
 
 FOUNDRY_BENCH_MAIN()

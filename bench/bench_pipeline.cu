@@ -157,19 +157,25 @@ void bm_pipeline_compute(benchmark::State& state, schedule sched) { bm_pipeline<
 /// 256 MiB, 1 GiB and 4 GiB of input. One Google Benchmark round of 10 samples per row
 /// (->Iterations), so that up to 8 GiB of pinned host memory is allocated and filled once
 /// per row rather than once per round.
-void pipeline_sizes(benchmark::internal::Benchmark* b) {
-  b->Arg(256 * mib)->Arg(gib)->Arg(4 * gib)->Iterations(10);
-}
+void pipeline_sizes(benchmark::internal::Benchmark* b) { b->Arg(256 * mib)->Arg(gib)->Arg(4 * gib)->Iterations(10); }
 
 }  // namespace
 
 BENCHMARK_CAPTURE(bm_pipeline_cheap, serial, schedule::serial)
-    ->Name("pipeline/serial")->Apply(bench::configure)->Apply(pipeline_sizes);
+    ->Name("pipeline/serial")
+    ->Apply(bench::configure)
+    ->Apply(pipeline_sizes);
 BENCHMARK_CAPTURE(bm_pipeline_cheap, foundry, schedule::foundry)
-    ->Name("pipeline/foundry")->Apply(bench::configure)->Apply(pipeline_sizes);
+    ->Name("pipeline/foundry")
+    ->Apply(bench::configure)
+    ->Apply(pipeline_sizes);
 BENCHMARK_CAPTURE(bm_pipeline_compute, serial, schedule::serial)
-    ->Name("pipeline_compute/serial")->Apply(bench::configure)->Apply(pipeline_sizes);
+    ->Name("pipeline_compute/serial")
+    ->Apply(bench::configure)
+    ->Apply(pipeline_sizes);
 BENCHMARK_CAPTURE(bm_pipeline_compute, foundry, schedule::foundry)
-    ->Name("pipeline_compute/foundry")->Apply(bench::configure)->Apply(pipeline_sizes);
+    ->Name("pipeline_compute/foundry")
+    ->Apply(bench::configure)
+    ->Apply(pipeline_sizes);
 
 FOUNDRY_BENCH_MAIN()

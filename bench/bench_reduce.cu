@@ -139,9 +139,7 @@ void bm_reduce_sum_f32_with(benchmark::State& state, variant v) {
   foundry::synchronize(timed);  // before the buffers are freed on s
 }
 
-void bm_reduce_sum_f32(benchmark::State& state, variant v) {
-  bm_reduce_sum_f32_with<foundry::reduce_policy>(state, v);
-}
+void bm_reduce_sum_f32(benchmark::State& state, variant v) { bm_reduce_sum_f32_with<foundry::reduce_policy>(state, v); }
 
 template <int BlocksPerSm, int InFlight, foundry::tile_assignment Tiles = foundry::tile_assignment::strided>
 void bm_reduce_candidate(benchmark::State& state) {
@@ -157,21 +155,37 @@ void every_size(benchmark::internal::Benchmark* b) {
 }  // namespace
 
 BENCHMARK_CAPTURE(bm_reduce_sum_f32, naive_atomic, variant::naive_atomic)
-    ->Name("reduce_sum_f32/naive_atomic")->Apply(bench::configure)->Arg(elements);
+    ->Name("reduce_sum_f32/naive_atomic")
+    ->Apply(bench::configure)
+    ->Arg(elements);
 BENCHMARK_CAPTURE(bm_reduce_sum_f32, naive_interleaved, variant::naive_interleaved)
-    ->Name("reduce_sum_f32/naive_interleaved")->Apply(bench::configure)->Arg(elements);
+    ->Name("reduce_sum_f32/naive_interleaved")
+    ->Apply(bench::configure)
+    ->Arg(elements);
 BENCHMARK_CAPTURE(bm_reduce_sum_f32, naive_sequential, variant::naive_sequential)
-    ->Name("reduce_sum_f32/naive_sequential")->Apply(bench::configure)->Arg(elements);
+    ->Name("reduce_sum_f32/naive_sequential")
+    ->Apply(bench::configure)
+    ->Arg(elements);
 BENCHMARK_CAPTURE(bm_reduce_sum_f32, naive_warp_shuffle, variant::naive_warp_shuffle)
-    ->Name("reduce_sum_f32/naive_warp_shuffle")->Apply(bench::configure)->Arg(elements);
+    ->Name("reduce_sum_f32/naive_warp_shuffle")
+    ->Apply(bench::configure)
+    ->Arg(elements);
 BENCHMARK_CAPTURE(bm_reduce_sum_f32, foundry, variant::foundry)
-    ->Name("reduce_sum_f32/foundry")->Apply(bench::configure)->Apply(every_size);
+    ->Name("reduce_sum_f32/foundry")
+    ->Apply(bench::configure)
+    ->Apply(every_size);
 BENCHMARK_CAPTURE(bm_reduce_sum_f32, foundry_scratch, variant::foundry_scratch)
-    ->Name("reduce_sum_f32/foundry_scratch")->Apply(bench::configure)->Apply(every_size);
+    ->Name("reduce_sum_f32/foundry_scratch")
+    ->Apply(bench::configure)
+    ->Apply(every_size);
 BENCHMARK_CAPTURE(bm_reduce_sum_f32, foundry_raw_stream, variant::foundry_raw_stream)
-    ->Name("reduce_sum_f32/foundry_raw_stream")->Apply(bench::configure)->Apply(every_size);
+    ->Name("reduce_sum_f32/foundry_raw_stream")
+    ->Apply(bench::configure)
+    ->Apply(every_size);
 BENCHMARK_CAPTURE(bm_reduce_sum_f32, cub, variant::cub)
-    ->Name("reduce_sum_f32/cub")->Apply(bench::configure)->Apply(every_size);
+    ->Name("reduce_sum_f32/cub")
+    ->Apply(bench::configure)
+    ->Apply(every_size);
 
 // Policy candidates beside the default, so that reduce_policy rests on measured figures.
 constexpr auto contiguous = foundry::tile_assignment::contiguous;
@@ -180,8 +194,12 @@ FOUNDRY_BENCHMARK(bm_reduce_candidate<4, 8>)->Name("reduce_sum_f32/foundry_b4v8"
 FOUNDRY_BENCHMARK(bm_reduce_candidate<2, 8>)->Name("reduce_sum_f32/foundry_b2v8")->Arg(elements);
 FOUNDRY_BENCHMARK(bm_reduce_candidate<8, 2>)->Name("reduce_sum_f32/foundry_b8v2")->Arg(elements);
 FOUNDRY_BENCHMARK(bm_reduce_candidate<4, 4, contiguous>)
-    ->Name("reduce_sum_f32/foundry_b4v4_contiguous")->Arg(elements)->Arg(elements * 4);
+    ->Name("reduce_sum_f32/foundry_b4v4_contiguous")
+    ->Arg(elements)
+    ->Arg(elements * 4);
 FOUNDRY_BENCHMARK(bm_reduce_candidate<4, 8, contiguous>)
-    ->Name("reduce_sum_f32/foundry_b4v8_contiguous")->Arg(elements)->Arg(elements * 4);
+    ->Name("reduce_sum_f32/foundry_b4v8_contiguous")
+    ->Arg(elements)
+    ->Arg(elements * 4);
 
 FOUNDRY_BENCH_MAIN()

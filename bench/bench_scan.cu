@@ -132,29 +132,43 @@ void bm_exclusive_i32(benchmark::State& state, variant v) { bm_scan<std::int32_t
 template <int Threads, int Vectors, int TilesPerLane, unsigned PollNs, unsigned FirstNs, bool BlockOrder>
 void bm_inclusive_f32_candidate(benchmark::State& state) {
   bm_scan<float, scan_candidate<Threads, Vectors, TilesPerLane, PollNs, FirstNs, BlockOrder>>(state, kind::inclusive,
-                                                                                          variant::foundry);
+                                                                                              variant::foundry);
 }
 
 }  // namespace
 
 BENCHMARK_CAPTURE(bm_inclusive_f32, naive, variant::naive)
-    ->Name("scan_inclusive_sum_f32/naive")->Apply(bench::configure)->Apply(scan_sizes);
+    ->Name("scan_inclusive_sum_f32/naive")
+    ->Apply(bench::configure)
+    ->Apply(scan_sizes);
 BENCHMARK_CAPTURE(bm_inclusive_f32, foundry, variant::foundry)
-    ->Name("scan_inclusive_sum_f32/foundry")->Apply(bench::configure)->Apply(scan_sizes);
+    ->Name("scan_inclusive_sum_f32/foundry")
+    ->Apply(bench::configure)
+    ->Apply(scan_sizes);
 BENCHMARK_CAPTURE(bm_inclusive_f32, cub, variant::cub)
-    ->Name("scan_inclusive_sum_f32/cub")->Apply(bench::configure)->Apply(scan_sizes);
+    ->Name("scan_inclusive_sum_f32/cub")
+    ->Apply(bench::configure)
+    ->Apply(scan_sizes);
 BENCHMARK_CAPTURE(bm_exclusive_i32, naive, variant::naive)
-    ->Name("scan_exclusive_sum_i32/naive")->Apply(bench::configure)->Apply(scan_sizes);
+    ->Name("scan_exclusive_sum_i32/naive")
+    ->Apply(bench::configure)
+    ->Apply(scan_sizes);
 BENCHMARK_CAPTURE(bm_exclusive_i32, foundry, variant::foundry)
-    ->Name("scan_exclusive_sum_i32/foundry")->Apply(bench::configure)->Apply(scan_sizes);
+    ->Name("scan_exclusive_sum_i32/foundry")
+    ->Apply(bench::configure)
+    ->Apply(scan_sizes);
 BENCHMARK_CAPTURE(bm_exclusive_i32, cub, variant::cub)
-    ->Name("scan_exclusive_sum_i32/cub")->Apply(bench::configure)->Apply(scan_sizes);
+    ->Name("scan_exclusive_sum_i32/cub")
+    ->Apply(bench::configure)
+    ->Apply(scan_sizes);
 
 // Candidates: threads, vectors per thread, look-back tiles per lane, poll delay and
 // first-look delay (ns), tiles in block order (b) or from the atomic counter (a).
-#define FOUNDRY_SCAN_CANDIDATE(t, v, k, p, f, o)                                                       \
-  FOUNDRY_BENCHMARK(bm_inclusive_f32_candidate<t, v, k, p, f, o>)                                      \
-      ->Name("scan_inclusive_sum_f32/foundry_t" #t "v" #v "k" #k "p" #p "f" #f "_" #o)->Arg(1 << 24)->Arg(1 << 28)
+#define FOUNDRY_SCAN_CANDIDATE(t, v, k, p, f, o) \
+  FOUNDRY_BENCHMARK(bm_inclusive_f32_candidate<t, v, k, p, f, o>) \
+      ->Name("scan_inclusive_sum_f32/foundry_t" #t "v" #v "k" #k "p" #p "f" #f "_" #o) \
+      ->Arg(1 << 24) \
+      ->Arg(1 << 28)
 FOUNDRY_SCAN_CANDIDATE(256, 4, 1, 0, 0, false);
 FOUNDRY_SCAN_CANDIDATE(256, 8, 1, 500, 1000, false);
 FOUNDRY_SCAN_CANDIDATE(256, 4, 4, 500, 1000, false);

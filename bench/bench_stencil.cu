@@ -100,7 +100,9 @@ struct stencil_data {
   }
 
   [[nodiscard]] image_view<const float> input() const { return {in.data(), side, side, side}; }
-  [[nodiscard]] image_view<float> output(foundry::device_buffer<float>& b) const { return {b.data(), side, side, side}; }
+  [[nodiscard]] image_view<float> output(foundry::device_buffer<float>& b) const {
+    return {b.data(), side, side, side};
+  }
   [[nodiscard]] cuda::std::span<const float> host_filter() const { return {filter.data(), filter.size()}; }
 
   void naive(foundry::device_buffer<float>& dst, cuda::stream_ref st) {
@@ -176,8 +178,7 @@ struct stencil_data {
 void bm_naive(benchmark::State& state, int k) {
   stencil_data d(k);
   d.naive(d.out, d.s);
-  if (!bench::expect(state, d.naive_matches_cpu(d.out), "naive::convolve_2d differs from the CPU reference"))
-    return;
+  if (!bench::expect(state, d.naive_matches_cpu(d.out), "naive::convolve_2d differs from the CPU reference")) return;
   bench::measure(state, d.s, d.work(), [&](cuda::stream_ref st) { d.naive(d.out, st); });
 }
 

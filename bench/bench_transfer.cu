@@ -40,9 +40,9 @@
 #include <foundry/runtime/device.cuh>
 #include <foundry/runtime/stream.cuh>
 
+#include <cuda_runtime_api.h>
 #include <cuda/std/functional>
 #include <cuda/std/span>
-#include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -199,9 +199,8 @@ void bm_managed_read(benchmark::State& state, managed_variant v) {
   // CPU) before it returns, which events on the stream would not see. Each sample costs a
   // bulk migration and a host write of 1 GiB besides the timed read: one Google Benchmark
   // round of 10 (->Iterations(10) below), within 20 s of wall time.
-  bench::measure_blocking_prepared(state, {static_cast<double>(bytes), 0.0, static_cast<double>(n)},
-                                   host_writes_pages, read_once,
-                                   bench::options{.max_samples = 10, .max_seconds = 20.0});
+  bench::measure_blocking_prepared(state, {static_cast<double>(bytes), 0.0, static_cast<double>(n)}, host_writes_pages,
+                                   read_once, bench::options{.max_samples = 10, .max_seconds = 20.0});
 }
 
 // ---- round_trips -------------------------------------------------------------------------
@@ -258,24 +257,45 @@ void bm_round_trips(benchmark::State& state, round_trip_variant v) {
 }  // namespace
 
 BENCHMARK_CAPTURE(bm_transfer, h2d_pageable, direction::h2d, host_memory::pageable)
-    ->Name("h2d/pageable")->Apply(bench::configure)->Apply(transfer_sizes);
+    ->Name("h2d/pageable")
+    ->Apply(bench::configure)
+    ->Apply(transfer_sizes);
 BENCHMARK_CAPTURE(bm_transfer, h2d_pinned, direction::h2d, host_memory::pinned)
-    ->Name("h2d/pinned")->Apply(bench::configure)->Apply(transfer_sizes);
+    ->Name("h2d/pinned")
+    ->Apply(bench::configure)
+    ->Apply(transfer_sizes);
 BENCHMARK_CAPTURE(bm_transfer, d2h_pageable, direction::d2h, host_memory::pageable)
-    ->Name("d2h/pageable")->Apply(bench::configure)->Apply(transfer_sizes);
+    ->Name("d2h/pageable")
+    ->Apply(bench::configure)
+    ->Apply(transfer_sizes);
 BENCHMARK_CAPTURE(bm_transfer, d2h_pinned, direction::d2h, host_memory::pinned)
-    ->Name("d2h/pinned")->Apply(bench::configure)->Apply(transfer_sizes);
+    ->Name("d2h/pinned")
+    ->Apply(bench::configure)
+    ->Apply(transfer_sizes);
 
 BENCHMARK_CAPTURE(bm_managed_read, no_prefetch, managed_variant::no_prefetch)
-    ->Name("managed_read/no_prefetch")->Apply(bench::configure)->Arg(gib)->Iterations(10);
+    ->Name("managed_read/no_prefetch")
+    ->Apply(bench::configure)
+    ->Arg(gib)
+    ->Iterations(10);
 BENCHMARK_CAPTURE(bm_managed_read, prefetch, managed_variant::prefetch)
-    ->Name("managed_read/prefetch")->Apply(bench::configure)->Arg(gib)->Iterations(10);
+    ->Name("managed_read/prefetch")
+    ->Apply(bench::configure)
+    ->Arg(gib)
+    ->Iterations(10);
 BENCHMARK_CAPTURE(bm_managed_read, device_buffer, managed_variant::device_buffer)
-    ->Name("managed_read/device_buffer")->Apply(bench::configure)->Arg(gib)->Iterations(10);
+    ->Name("managed_read/device_buffer")
+    ->Apply(bench::configure)
+    ->Arg(gib)
+    ->Iterations(10);
 
 BENCHMARK_CAPTURE(bm_round_trips, naive, round_trip_variant::naive)
-    ->Name("round_trips/naive")->Apply(bench::configure)->Arg(round_trip_values);
+    ->Name("round_trips/naive")
+    ->Apply(bench::configure)
+    ->Arg(round_trip_values);
 BENCHMARK_CAPTURE(bm_round_trips, foundry, round_trip_variant::foundry)
-    ->Name("round_trips/foundry")->Apply(bench::configure)->Arg(round_trip_values);
+    ->Name("round_trips/foundry")
+    ->Apply(bench::configure)
+    ->Arg(round_trip_values);
 
 FOUNDRY_BENCH_MAIN()

@@ -160,25 +160,43 @@ void copy_sizes(benchmark::internal::Benchmark* b) {
 }  // namespace
 
 BENCHMARK_CAPTURE(bm_saxpy, foundry, variant::foundry, cache_mode::hot)
-    ->Name("saxpy/foundry")->Apply(bench::configure)->Apply(saxpy_sizes);
+    ->Name("saxpy/foundry")
+    ->Apply(bench::configure)
+    ->Apply(saxpy_sizes);
 BENCHMARK_CAPTURE(bm_saxpy, thrust, variant::thrust, cache_mode::hot)
-    ->Name("saxpy/thrust")->Apply(bench::configure)->Apply(saxpy_sizes);
+    ->Name("saxpy/thrust")
+    ->Apply(bench::configure)
+    ->Apply(saxpy_sizes);
 BENCHMARK_CAPTURE(bm_saxpy, naive, variant::naive, cache_mode::hot)
-    ->Name("saxpy/naive")->Apply(bench::configure)->Apply(saxpy_sizes);
+    ->Name("saxpy/naive")
+    ->Apply(bench::configure)
+    ->Apply(saxpy_sizes);
 BENCHMARK_CAPTURE(bm_saxpy, foundry_cold, variant::foundry, cache_mode::cold)
-    ->Name("saxpy/foundry/cold")->Apply(bench::configure)->Apply(saxpy_sizes);
+    ->Name("saxpy/foundry/cold")
+    ->Apply(bench::configure)
+    ->Apply(saxpy_sizes);
 BENCHMARK_CAPTURE(bm_saxpy, thrust_cold, variant::thrust, cache_mode::cold)
-    ->Name("saxpy/thrust/cold")->Apply(bench::configure)->Apply(saxpy_sizes);
+    ->Name("saxpy/thrust/cold")
+    ->Apply(bench::configure)
+    ->Apply(saxpy_sizes);
 
 BENCHMARK_CAPTURE(bm_copy_foundry, hot, cache_mode::hot)
-    ->Name("copy/foundry")->Apply(bench::configure)->Apply(copy_sizes);
+    ->Name("copy/foundry")
+    ->Apply(bench::configure)
+    ->Apply(copy_sizes);
 BENCHMARK_CAPTURE(bm_copy_foundry, cold, cache_mode::cold)
-    ->Name("copy/foundry/cold")->Apply(bench::configure)->Apply(copy_sizes);
+    ->Name("copy/foundry/cold")
+    ->Apply(bench::configure)
+    ->Apply(copy_sizes);
 
 BENCHMARK_CAPTURE(bm_saxpy_full_dependency, hot, cache_mode::hot)
-    ->Name("saxpy/foundry_full_dependency")->Apply(bench::configure)->Apply(small_sizes);
+    ->Name("saxpy/foundry_full_dependency")
+    ->Apply(bench::configure)
+    ->Apply(small_sizes);
 BENCHMARK_CAPTURE(bm_saxpy_full_dependency, cold, cache_mode::cold)
-    ->Name("saxpy/foundry_full_dependency/cold")->Apply(bench::configure)->Apply(small_sizes);
+    ->Name("saxpy/foundry_full_dependency/cold")
+    ->Apply(bench::configure)
+    ->Apply(small_sizes);
 FOUNDRY_BENCHMARK(bm_saxpy_policy<saxpy_candidate<4, 4>>)->Name("saxpy/foundry_b4v4")->Arg(gib / 4);
 FOUNDRY_BENCHMARK(bm_saxpy_policy<saxpy_candidate<8, 2>>)->Name("saxpy/foundry_b8v2")->Arg(gib / 4);
 FOUNDRY_BENCHMARK(bm_saxpy_policy<saxpy_candidate<8, 4>>)->Name("saxpy/foundry_b8v4")->Arg(gib / 4);

@@ -21,12 +21,12 @@
 #include <foundry/naive/transform_reduce.cuh>
 #include <foundry/runtime/stream.cuh>
 
-#include <cub/device/device_reduce.cuh>
-#include <cuda/std/functional>
 #include <thrust/execution_policy.h>
 #include <thrust/inner_product.h>
 #include <thrust/iterator/zip_iterator.h>
 #include <thrust/tuple.h>
+#include <cub/device/device_reduce.cuh>
+#include <cuda/std/functional>
 
 #include <cmath>
 #include <cstddef>
@@ -90,8 +90,8 @@ void bm_dot(benchmark::State& state, variant v) {
   const auto zip = thrust::make_zip_iterator(thrust::make_tuple(a.data(), b.data()));
   std::size_t cub_bytes = 0;
   if (v == variant::cub) {
-    FOUNDRY_CUDA_TRY(cub::DeviceReduce::TransformReduce(nullptr, cub_bytes, zip, out.data(), n,
-                                                        cuda::std::plus<T>{}, multiply_pair<T>{}, T{0}, s.get()));
+    FOUNDRY_CUDA_TRY(cub::DeviceReduce::TransformReduce(nullptr, cub_bytes, zip, out.data(), n, cuda::std::plus<T>{},
+                                                        multiply_pair<T>{}, T{0}, s.get()));
   }
   foundry::device_buffer<std::byte> cub_scratch(cub_bytes, s);
 
@@ -102,8 +102,7 @@ void bm_dot(benchmark::State& state, variant v) {
         foundry::naive::transform_reduce(x, y, out.span(), T{0}, cuda::std::plus<T>{}, cuda::std::multiplies<T>{}, st);
         break;
       case variant::foundry:
-        foundry::transform_reduce<Policy>(x, y, out.span(), T{0}, cuda::std::plus<T>{}, cuda::std::multiplies<T>{},
-                                          st);
+        foundry::transform_reduce<Policy>(x, y, out.span(), T{0}, cuda::std::plus<T>{}, cuda::std::multiplies<T>{}, st);
         break;
       case variant::thrust:
         // inner_product returns its value to the host, so it synchronises: each timed
@@ -111,8 +110,8 @@ void bm_dot(benchmark::State& state, variant v) {
         // Thrust user's call does (the harness cannot hide it behind its spin kernel).
         // That costs microseconds: it matters at 2^20, not at 2^28. The CUB row is the
         // same reduction with the result left on the device.
-        thrust_result = thrust::inner_product(thrust::cuda::par_nosync.on(st.get()), a.data(), a.data() + n,
-                                              b.data(), T{0});
+        thrust_result =
+            thrust::inner_product(thrust::cuda::par_nosync.on(st.get()), a.data(), a.data() + n, b.data(), T{0});
         break;
       case variant::cub: {
         std::size_t bytes = cub_bytes;
@@ -165,15 +164,23 @@ void bm_dot_f32(benchmark::State& state, variant v) { bm_dot<float>(state, v); }
 
 BENCHMARK_CAPTURE(bm_dot_f64, naive, variant::naive)->Name("dot_f64/naive")->Apply(bench::configure)->Apply(dot_sizes);
 BENCHMARK_CAPTURE(bm_dot_f64, foundry, variant::foundry)
-    ->Name("dot_f64/foundry")->Apply(bench::configure)->Apply(dot_sizes);
+    ->Name("dot_f64/foundry")
+    ->Apply(bench::configure)
+    ->Apply(dot_sizes);
 BENCHMARK_CAPTURE(bm_dot_f64, thrust, variant::thrust)
-    ->Name("dot_f64/thrust")->Apply(bench::configure)->Apply(dot_sizes);
+    ->Name("dot_f64/thrust")
+    ->Apply(bench::configure)
+    ->Apply(dot_sizes);
 BENCHMARK_CAPTURE(bm_dot_f64, cub, variant::cub)->Name("dot_f64/cub")->Apply(bench::configure)->Apply(dot_sizes);
 BENCHMARK_CAPTURE(bm_dot_f32, naive, variant::naive)->Name("dot_f32/naive")->Apply(bench::configure)->Apply(dot_sizes);
 BENCHMARK_CAPTURE(bm_dot_f32, foundry, variant::foundry)
-    ->Name("dot_f32/foundry")->Apply(bench::configure)->Apply(dot_sizes);
+    ->Name("dot_f32/foundry")
+    ->Apply(bench::configure)
+    ->Apply(dot_sizes);
 BENCHMARK_CAPTURE(bm_dot_f32, thrust, variant::thrust)
-    ->Name("dot_f32/thrust")->Apply(bench::configure)->Apply(dot_sizes);
+    ->Name("dot_f32/thrust")
+    ->Apply(bench::configure)
+    ->Apply(dot_sizes);
 BENCHMARK_CAPTURE(bm_dot_f32, cub, variant::cub)->Name("dot_f32/cub")->Apply(bench::configure)->Apply(dot_sizes);
 
 constexpr auto contiguous = foundry::tile_assignment::contiguous;
@@ -181,6 +188,8 @@ FOUNDRY_BENCHMARK(bm_dot_f64_candidate<dot_candidate<8, 2>>)->Name("dot_f64/foun
 FOUNDRY_BENCHMARK(bm_dot_f64_candidate<dot_candidate<4, 2>>)->Name("dot_f64/foundry_b4v2")->Arg(1 << 24)->Arg(1 << 28);
 FOUNDRY_BENCHMARK(bm_dot_f64_candidate<dot_candidate<8, 4>>)->Name("dot_f64/foundry_b8v4")->Arg(1 << 24)->Arg(1 << 28);
 FOUNDRY_BENCHMARK(bm_dot_f64_candidate<dot_candidate<4, 4, contiguous>>)
-    ->Name("dot_f64/foundry_b4v4_contiguous")->Arg(1 << 24)->Arg(1 << 28);
+    ->Name("dot_f64/foundry_b4v4_contiguous")
+    ->Arg(1 << 24)
+    ->Arg(1 << 28);
 
 FOUNDRY_BENCH_MAIN()

@@ -80,9 +80,8 @@ struct matrix_pair_data {
     foundry::launch_config c;
     c.grid = dim3(foundry::resident_grid_blocks(8), 1, 1);
     c.block = dim3(256, 1, 1);
-    foundry::launch(s, c, count_mismatches<bits_t<T>>, reinterpret_cast<const bits_t<T>*>(in.data()), sh.rows,
-                    sh.cols, in_pitch, reinterpret_cast<const bits_t<T>*>(out.data()), row_step, col_step,
-                    count.data());
+    foundry::launch(s, c, count_mismatches<bits_t<T>>, reinterpret_cast<const bits_t<T>*>(in.data()), sh.rows, sh.cols,
+                    in_pitch, reinterpret_cast<const bits_t<T>*>(out.data()), row_step, col_step, count.data());
     unsigned long long host = 1;
     FOUNDRY_CUDA_TRY(cudaMemcpyAsync(&host, count.data(), sizeof host, cudaMemcpyDeviceToHost, s.get()));
     s.synchronize();

@@ -4,8 +4,8 @@
 
 #include <foundry/core/error.cuh>
 #include <foundry/core/math.cuh>
-#include <foundry/launch/launch_config.cuh>
 #include <foundry/launch/launch.cuh>
+#include <foundry/launch/launch_config.cuh>
 #include <foundry/memory/copy.cuh>
 #include <foundry/memory/detail.cuh>
 #include <foundry/memory/device_buffer.cuh>

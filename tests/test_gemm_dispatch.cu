@@ -38,8 +38,7 @@ std::vector<T> random_matrix(std::int64_t elements, std::uint64_t seed_id) {
 // The rung the dispatch should pick for 16-bit inputs on this device.
 foundry::gemm_rung expected_16bit_rung() {
   const int cc = foundry::get_device_properties().compute_capability();
-  return foundry::gemm_kernels::gemm_wgmma_available(cc) ? foundry::gemm_rung::wgmma
-                                                         : foundry::gemm_rung::tensor_core;
+  return foundry::gemm_kernels::gemm_wgmma_available(cc) ? foundry::gemm_rung::wgmma : foundry::gemm_rung::tensor_core;
 }
 
 // 77 × 45 × 70: packed leading dimensions of 70, 45 or 77 elements are not multiples of 8, so
@@ -52,8 +51,7 @@ constexpr dims ragged{77, 45, 70};
 constexpr dims aligned{96, 80, 64};
 
 template <class T>
-void check_dispatch(matrix_layout la, matrix_op oa, matrix_layout lb, matrix_op ob, matrix_layout lc,
-                    dims d = ragged) {
+void check_dispatch(matrix_layout la, matrix_op oa, matrix_layout lb, matrix_op ob, matrix_layout lc, dims d = ragged) {
   const std::int64_t m = d.m, n = d.n, k = d.k;
   foundry::stream s;
   const std::int64_t a_rows = oa == matrix_op::none ? m : k, a_cols = oa == matrix_op::none ? k : m;
@@ -108,8 +106,7 @@ constexpr matrix_op ops[] = {matrix_op::none, matrix_op::transpose};
 
 }  // namespace
 
-TEST_CASE("gemm with bf16 inputs is dispatched to the fastest 16-bit rung and is correct in every layout",
-          "[gpu]") {
+TEST_CASE("gemm with bf16 inputs is dispatched to the fastest 16-bit rung and is correct in every layout", "[gpu]") {
   REQUIRE(foundry::best_gemm_rung<__nv_bfloat16, float>() == expected_16bit_rung());
   for (const dims d : {ragged, aligned})
     for (auto la : layouts)
@@ -127,12 +124,12 @@ TEST_CASE("gemm with fp16 inputs is dispatched to the fastest 16-bit rung and is
   REQUIRE(foundry::best_gemm_rung<__half, float>() == expected_16bit_rung());
   check_dispatch<__half>(matrix_layout::row_major, matrix_op::none, matrix_layout::row_major, matrix_op::none,
                          matrix_layout::row_major, aligned);
-  check_dispatch<__half>(matrix_layout::col_major, matrix_op::transpose, matrix_layout::row_major,
-                         matrix_op::transpose, matrix_layout::col_major, aligned);
+  check_dispatch<__half>(matrix_layout::col_major, matrix_op::transpose, matrix_layout::row_major, matrix_op::transpose,
+                         matrix_layout::col_major, aligned);
   check_dispatch<__half>(matrix_layout::row_major, matrix_op::none, matrix_layout::row_major, matrix_op::none,
                          matrix_layout::row_major);
-  check_dispatch<__half>(matrix_layout::col_major, matrix_op::transpose, matrix_layout::row_major,
-                         matrix_op::transpose, matrix_layout::col_major);
+  check_dispatch<__half>(matrix_layout::col_major, matrix_op::transpose, matrix_layout::row_major, matrix_op::transpose,
+                         matrix_layout::col_major);
 }
 
 TEST_CASE("gemm with 16-bit inputs and K = 0 sets C to beta * C", "[gpu]") {

@@ -44,8 +44,8 @@ std::vector<rung_under_test> fp32_rungs() {
 }
 
 template <class TA, class TB>
-void run(const rung_under_test& r, float alpha, matrix_view<TA> a, matrix_op op_a, matrix_view<TB> b,
-         matrix_op op_b, float beta, matrix_view<float> c, cuda::stream_ref s) {
+void run(const rung_under_test& r, float alpha, matrix_view<TA> a, matrix_op op_a, matrix_view<TB> b, matrix_op op_b,
+         float beta, matrix_view<float> c, cuda::stream_ref s) {
   if (r.direct) {
     r.direct(foundry::make_gemm_problem<float, float>(alpha, a, op_a, b, op_b, beta, c), s);
   } else if (r.rung) {
@@ -159,8 +159,8 @@ bool within_tolerance(double value, const reference_value& r) {
 // Elements of the row-major m × n `got` that miss alpha·A·B + beta·C0 (A m × k, B k × n and C0
 // m × n, all row-major; C0 unused, and may be empty, when beta == 0).
 std::int64_t count_wrong_row_major(const std::vector<float>& a, const std::vector<float>& b,
-                                   const std::vector<float>& c0, float alpha, float beta,
-                                   const std::vector<float>& got, std::int64_t m, std::int64_t n, std::int64_t k) {
+                                   const std::vector<float>& c0, float alpha, float beta, const std::vector<float>& got,
+                                   std::int64_t m, std::int64_t n, std::int64_t k) {
   std::int64_t wrong = 0;
   for (std::int64_t i = 0; i < m; ++i) {
     for (std::int64_t j = 0; j < n; ++j) {
@@ -203,8 +203,8 @@ void check_case(const rung_under_test& r, const gemm_case& g, foundry::stream& s
                                   g.beta != 0.0f ? double{c0.at(i, j)} : 0.0);
       const double value = got[c0.index(i, j)];
       if (!within_tolerance(value, r) && wrong++ < 5) {
-        UNSCOPED_INFO("C(" << i << ", " << j << ") = " << value << ", expected " << r.expected << " (scale "
-                           << r.scale << ")");
+        UNSCOPED_INFO("C(" << i << ", " << j << ") = " << value << ", expected " << r.expected << " (scale " << r.scale
+                           << ")");
       }
     }
   }
@@ -253,8 +253,8 @@ std::vector<gemm_case> all_transposes(std::int64_t m, std::int64_t n, std::int64
 // (memcheck, synccheck and initcheck run them). This case is racecheck's: every rung
 // that uses shared memory, one shape across the tile edges, every transpose and C layout.
 TEST_CASE("shared-memory rungs match the reference across tile edges (sized for racecheck)", "[gpu]") {
-  const auto r = GENERATE(values<rung_under_test>({{"shared_tiled", gemm_rung::shared_tiled},
-                                                   {"register_blocked", gemm_rung::register_blocked}}));
+  const auto r = GENERATE(values<rung_under_test>(
+      {{"shared_tiled", gemm_rung::shared_tiled}, {"register_blocked", gemm_rung::register_blocked}}));
   foundry::stream s;
   for (const auto& g : all_transposes(130, 70, 41, 1.5f, -0.5f)) check_case(r, g, s);
 }
@@ -286,7 +286,8 @@ TEST_CASE("register_blocked with other thread tiles matches the reference", "[gp
   using wide = gk::register_blocked_policy<128, 256, 8, 1, 8, 16>;  // 8 × 16 per thread
   const auto r = GENERATE(values<rung_under_test>(
       {{"register_blocked 256x128, 16x8", std::nullopt, static_cast<direct_launcher>(&gk::gemm_register_blocked<tall>)},
-       {"register_blocked 128x256, 8x16", std::nullopt, static_cast<direct_launcher>(&gk::gemm_register_blocked<wide>)}}));
+       {"register_blocked 128x256, 8x16", std::nullopt,
+        static_cast<direct_launcher>(&gk::gemm_register_blocked<wide>)}}));
   foundry::stream s;
   // Across the block and piece edges of both tiles, a K split in slices, and (offset 1) the
   // scalar path.
@@ -302,7 +303,7 @@ TEST_CASE("register_blocked with other thread tiles matches the reference", "[gp
 TEST_CASE("gemm applies alpha and beta", "[gpu][racecheck_slow]") {
   const auto r = GENERATE(from_range(fp32_rungs()));
   foundry::stream s;
-  const std::vector<std::pair<float, float>> pairs{{1.0f, 0.0f},  {1.0f, 1.0f},   {-2.0f, 0.5f},
+  const std::vector<std::pair<float, float>> pairs{{1.0f, 0.0f},  {1.0f, 1.0f},  {-2.0f, 0.5f},
                                                    {0.5f, -1.0f}, {0.0f, 0.75f}, {3.0f, 0.0f}};
   for (const auto& [alpha, beta] : pairs) {
     for (const auto& g : all_transposes(65, 67, 33, alpha, beta)) check_case(r, g, s);
@@ -313,11 +314,13 @@ TEST_CASE("gemm with beta = 0 does not read C, so NaN in C does not propagate", 
   const auto r = GENERATE(from_range(fp32_rungs()));
   foundry::stream s;
   // check_case fills C with NaN when beta == 0 and requires every result to be finite and right.
-  check_case(r, {127, 129, 255, matrix_layout::row_major, matrix_layout::row_major, matrix_layout::row_major,
-                 matrix_op::none, matrix_op::none, 2.0f, 0.0f},
+  check_case(r,
+             {127, 129, 255, matrix_layout::row_major, matrix_layout::row_major, matrix_layout::row_major,
+              matrix_op::none, matrix_op::none, 2.0f, 0.0f},
              s);
-  check_case(r, {127, 129, 255, matrix_layout::col_major, matrix_layout::row_major, matrix_layout::col_major,
-                 matrix_op::transpose, matrix_op::none, 2.0f, 0.0f},
+  check_case(r,
+             {127, 129, 255, matrix_layout::col_major, matrix_layout::row_major, matrix_layout::col_major,
+              matrix_op::transpose, matrix_op::none, 2.0f, 0.0f},
              s);
 }
 
@@ -525,10 +528,10 @@ TEST_CASE("split-K reduce rejects fewer than one slice") {
 TEST_CASE("register_blocked rejects a split-K workspace that is too small", "[gpu]") {
   foundry::stream s;
   foundry::device_buffer<float> a(64 * 1024, s), b(1024 * 64, s), c(64 * 64, s), small(64 * 64, s);
-  const auto p = foundry::make_gemm_problem<float, float>(
-      1.0f, matrix_view<const float>{a.data(), 64, 1024, 1024}, matrix_op::none,
-      matrix_view<const float>{b.data(), 1024, 64, 64}, matrix_op::none, 0.0f,
-      matrix_view<float>{c.data(), 64, 64, 64});
+  const auto p =
+      foundry::make_gemm_problem<float, float>(1.0f, matrix_view<const float>{a.data(), 64, 1024, 1024},
+                                               matrix_op::none, matrix_view<const float>{b.data(), 1024, 64, 64},
+                                               matrix_op::none, 0.0f, matrix_view<float>{c.data(), 64, 64, 64});
   foundry::gemm_kernels::split_k_options options;
   options.split_k = 4;
   options.workspace = small.span();
@@ -576,9 +579,9 @@ TEST_CASE("gemm rejects a C whose shape differs from op(A) op(B)", "[gemm]") {
   const auto r = GENERATE(from_range(fp32_rungs()));
   const matrix_view<const float> a{dummy, 3, 4, 4};
   const matrix_view<const float> b{dummy, 4, 2, 2};
-  CHECK_THROWS_WITH(run(r, 1.0f, a, matrix_op::none, b, matrix_op::none, 0.0f, matrix_view<float>{dummy, 2, 3, 3},
-                        unused_stream),
-                    Contains("C is 2 x 3 but op(A) op(B) is 3 x 2"));
+  CHECK_THROWS_WITH(
+      run(r, 1.0f, a, matrix_op::none, b, matrix_op::none, 0.0f, matrix_view<float>{dummy, 2, 3, 3}, unused_stream),
+      Contains("C is 2 x 3 but op(A) op(B) is 3 x 2"));
 }
 
 TEST_CASE("gemm rejects a leading dimension smaller than the contiguous extent", "[gemm]") {
@@ -591,8 +594,8 @@ TEST_CASE("gemm rejects a leading dimension smaller than the contiguous extent",
   CHECK_THROWS_WITH(run(r, 1.0f, matrix_view<const float>{dummy, 3, 4, 3}, matrix_op::none, b, matrix_op::none, 0.0f, c,
                         unused_stream),
                     Contains("leading dimension 3 of A (3 x 4, row-major) is smaller than its row length 4"));
-  CHECK_THROWS_WITH(run(r, 1.0f, matrix_view<const float>{dummy, 3, 4, 2, matrix_layout::col_major}, matrix_op::none,
-                        b, matrix_op::none, 0.0f, c, unused_stream),
+  CHECK_THROWS_WITH(run(r, 1.0f, matrix_view<const float>{dummy, 3, 4, 2, matrix_layout::col_major}, matrix_op::none, b,
+                        matrix_op::none, 0.0f, c, unused_stream),
                     Contains("leading dimension 2 of A (3 x 4, column-major) is smaller than its column length 3"));
   CHECK_THROWS_WITH(run(r, 1.0f, matrix_view<const float>{dummy, 3, 4, 4}, matrix_op::none,
                         matrix_view<const float>{dummy, 4, 2, 1}, matrix_op::none, 0.0f, c, unused_stream),
@@ -613,9 +616,9 @@ TEST_CASE("gemm rejects a null pointer to a matrix with elements", "[gemm]") {
   CHECK_THROWS_WITH(run(r, 1.0f, a, matrix_op::none, matrix_view<const float>{nullptr, 4, 2, 2}, matrix_op::none, 0.0f,
                         c, unused_stream),
                     Contains("B (4 x 2, row-major) has elements but a null pointer"));
-  CHECK_THROWS_WITH(run(r, 1.0f, a, matrix_op::none, b, matrix_op::none, 0.0f, matrix_view<float>{nullptr, 3, 2, 2},
-                        unused_stream),
-                    Contains("C (3 x 2, row-major) has elements but a null pointer"));
+  CHECK_THROWS_WITH(
+      run(r, 1.0f, a, matrix_op::none, b, matrix_op::none, 0.0f, matrix_view<float>{nullptr, 3, 2, 2}, unused_stream),
+      Contains("C (3 x 2, row-major) has elements but a null pointer"));
 }
 
 TEST_CASE("gemm rejects negative extents", "[gemm]") {
@@ -709,5 +712,5 @@ TEST_CASE("register_blocked splits K only when the C tiles cannot fill the GPU",
   CHECK(plan(100, 100, 1000, 15).splits == 14);
   CHECK(plan(100, 100, 1000, 15).depth == 72);
   CHECK(plan(64, 64, std::int64_t{1} << 24, 100000).splits <= 65535);  // grid.z limit
-  CHECK(plan(64, 64, 0, 0).splits == 1);  // K = 0: one empty slice, C = beta * C
+  CHECK(plan(64, 64, 0, 0).splits == 1);                               // K = 0: one empty slice, C = beta * C
 }

@@ -211,9 +211,8 @@ gemm_outcome require_matches(const gemm_case& c) {
 // runs 16 pipeline steps (more than the 3 stages) over 3 × 3 tiles; 1157 × 300 × 64 has 10
 // tile rows, more than one group (8) of the block order.
 const std::vector<shape>& odd_shapes() {
-  static const std::vector<shape> shapes{{1, 1, 1},       {16, 8, 16},    {17, 33, 65},
-                                         {127, 129, 255}, {256, 128, 64}, {300, 520, 1000},
-                                         {1157, 300, 64}};
+  static const std::vector<shape> shapes{{1, 1, 1},      {16, 8, 16},      {17, 33, 65},   {127, 129, 255},
+                                         {256, 128, 64}, {300, 520, 1000}, {1157, 300, 64}};
   return shapes;
 }
 
@@ -381,8 +380,8 @@ TEST_CASE("gemm_tensor_core's automatic tiling is the 128 x 128 one up to K = 15
 // ---------------------------------------------------------------------------------------------
 // GPU: results against the CPU reference.
 
-TEMPLATE_TEST_CASE("gemm_tensor_core matches the reference on odd shapes", "[gpu][gemm][tensor_core]",
-                   __nv_bfloat16, __half) {
+TEMPLATE_TEST_CASE("gemm_tensor_core matches the reference on odd shapes", "[gpu][gemm][tensor_core]", __nv_bfloat16,
+                   __half) {
   for (const auto& sh : odd_shapes()) require_matches<TestType>(make_gemm_case(sh));
 }
 
@@ -396,10 +395,9 @@ TEMPLATE_TEST_CASE("gemm_tensor_core with K = 0 sets C to beta * C", "[gpu][gemm
   for (const float beta : {0.0f, 0.5f, -2.0f}) require_matches<TestType>(make_gemm_case({33, 65, 0}, 1.5f, beta));
 }
 
-TEMPLATE_TEST_CASE("gemm_tensor_core applies alpha and beta", "[gpu][gemm][tensor_core]", __nv_bfloat16,
-                   __half) {
-  const std::vector<std::pair<float, float>> pairs{{2.0f, 0.0f}, {-1.5f, 0.5f}, {0.0f, 1.0f}, {1.0f, -2.0f},
-                                                   {0.25f, 1.0f}};
+TEMPLATE_TEST_CASE("gemm_tensor_core applies alpha and beta", "[gpu][gemm][tensor_core]", __nv_bfloat16, __half) {
+  const std::vector<std::pair<float, float>> pairs{
+      {2.0f, 0.0f}, {-1.5f, 0.5f}, {0.0f, 1.0f}, {1.0f, -2.0f}, {0.25f, 1.0f}};
   for (const auto& [alpha, beta] : pairs) {
     for (const bool fast : {true, false}) {
       gemm_case c = make_gemm_case({127, 129, 255}, alpha, beta);
@@ -409,8 +407,7 @@ TEMPLATE_TEST_CASE("gemm_tensor_core applies alpha and beta", "[gpu][gemm][tenso
   }
 }
 
-TEMPLATE_TEST_CASE("gemm_tensor_core never reads C when beta is 0", "[gpu][gemm][tensor_core]", __nv_bfloat16,
-                   __half) {
+TEMPLATE_TEST_CASE("gemm_tensor_core never reads C when beta is 0", "[gpu][gemm][tensor_core]", __nv_bfloat16, __half) {
   // run_gemm_case leaves a NaN-poisoned C when beta == 0: any read of C would surface as NaN.
   for (const auto& sh : {shape{17, 33, 65}, shape{256, 128, 64}, shape{300, 520, 1000}}) {
     for (const bool fast : {true, false}) {
@@ -498,8 +495,7 @@ TEMPLATE_TEST_CASE("gemm_tensor_core falls back correctly for operands off a 16-
   }
 }
 
-TEMPLATE_TEST_CASE("gemm_tensor_core with an empty C does nothing", "[gpu][gemm][tensor_core]", __nv_bfloat16,
-                   __half) {
+TEMPLATE_TEST_CASE("gemm_tensor_core with an empty C does nothing", "[gpu][gemm][tensor_core]", __nv_bfloat16, __half) {
   for (const auto& sh : {shape{0, 5, 3}, shape{5, 0, 3}, shape{0, 0, 0}}) {
     gemm_case c = make_gemm_case(sh);
     c.c_ld_extra = 2;  // C holds only padding (or nothing): it must stay NaN
@@ -507,8 +503,8 @@ TEMPLATE_TEST_CASE("gemm_tensor_core with an empty C does nothing", "[gpu][gemm]
   }
 }
 
-TEMPLATE_TEST_CASE("gemm_tensor_core writes only the m x n window of C", "[gpu][gemm][tensor_core]",
-                   __nv_bfloat16, __half) {
+TEMPLATE_TEST_CASE("gemm_tensor_core writes only the m x n window of C", "[gpu][gemm][tensor_core]", __nv_bfloat16,
+                   __half) {
   // Padding beyond column n, odd ldc (single-float stores) and a C not 8-byte aligned.
   for (const auto& [ld_extra, offset] :
        std::vector<std::pair<std::int64_t, std::int64_t>>{{8, 0}, {3, 0}, {0, 1}, {5, 3}}) {
@@ -550,7 +546,8 @@ TEMPLATE_TEST_CASE("gemm_tensor_core splits K by itself when the tiles are few",
                    __nv_bfloat16, __half) {
   // 4 block tiles of 128 x 256: 8 slices of 512 on a GPU of 32 SMs or more.
   const gemm_case c = make_gemm_case({256, 512, 4096});
-  INFO("automatic slices: " << gk::tensor_core_split_k(c.m, c.n, c.k, 0, foundry::get_device_properties().sm_count).splits);
+  INFO("automatic slices: "
+       << gk::tensor_core_split_k(c.m, c.n, c.k, 0, foundry::get_device_properties().sm_count).splits);
   CHECK(gk::tensor_core_split_k(c.m, c.n, c.k, 0, foundry::get_device_properties().sm_count).splits > 1);
   CHECK(require_matches<TestType>(c).path);
 }

@@ -58,13 +58,13 @@ std::string wgmma_unavailable_reason() {
 
 // Returns from the test case, reported as skipped by ctest (SKIP_REGULAR_EXPRESSION), when the
 // rung cannot run here.
-#define SKIP_UNLESS_WGMMA_RUNS()                        \
-  do {                                                  \
+#define SKIP_UNLESS_WGMMA_RUNS() \
+  do { \
     const std::string why = wgmma_unavailable_reason(); \
-    if (!why.empty()) {                                 \
-      WARN("SKIPPED: " << why);                         \
-      return;                                           \
-    }                                                   \
+    if (!why.empty()) { \
+      WARN("SKIPPED: " << why); \
+      return; \
+    } \
   } while (false)
 
 // ---------------------------------------------------------------------------------------------
@@ -186,8 +186,8 @@ gemm_outcome require_matches_split(const gemm_case& c, const gk::split_k_options
 // (300 × 520 × 1000: 3 × 3 tiles, 16 stages, 4 laps of the ring), and one spanning more than
 // a group of the block order in M (10 tile rows) and 3 tile columns, both edges ragged.
 const std::vector<shape>& odd_shapes() {
-  static const std::vector<shape> shapes{{1, 1, 1},       {17, 33, 65},     {127, 129, 255},
-                                         {128, 256, 64},  {300, 520, 1000}, {1157, 600, 200}};
+  static const std::vector<shape> shapes{{1, 1, 1},      {17, 33, 65},     {127, 129, 255},
+                                         {128, 256, 64}, {300, 520, 1000}, {1157, 600, 200}};
   return shapes;
 }
 
@@ -269,10 +269,10 @@ TEST_CASE("gemm_wgmma splits K only when its block tiles leave SMs idle", "[gemm
   };
   CHECK(splits(1024, 1024, 8192, 0) == 4);  // 32 tiles of 128 x 256
   CHECK(gk::wgmma_split_k(1024, 1024, 8192, 0, 132).depth == 2048);
-  CHECK(splits(256, 512, 4096, 0) == 8);     // 4 tiles: K / 512 binds
-  CHECK(splits(8192, 8192, 1024, 0) == 1);   // 2048 tiles
+  CHECK(splits(256, 512, 4096, 0) == 8);    // 4 tiles: K / 512 binds
+  CHECK(splits(8192, 8192, 1024, 0) == 1);  // 2048 tiles
   CHECK(splits(4096, 4096, 4096, 0) == 1);
-  CHECK(splits(4096, 1024, 8192, 0) == 1);   // 128 tiles: 132 / 128 slots per tile
+  CHECK(splits(4096, 1024, 8192, 0) == 1);    // 128 tiles: 132 / 128 slots per tile
   CHECK(splits(100, 100, 300, 0) == 1);       // K too short to split
   CHECK(splits(100, 100, 1 << 20, 0) == 16);  // at most 16
   CHECK(splits(100, 100, 100, 5) == 2);       // at most one slice per K step of 64
@@ -295,8 +295,8 @@ TEST_CASE("gemm_wgmma refuses to run in a program without sm_90a code", "[gemm][
 // ---------------------------------------------------------------------------------------------
 // GPU.
 
-TEMPLATE_TEST_CASE("gemm_wgmma computes one tile of exact integers element by element",
-                   "[gpu][gemm][wgmma]", __nv_bfloat16, __half) {
+TEMPLATE_TEST_CASE("gemm_wgmma computes one tile of exact integers element by element", "[gpu][gemm][wgmma]",
+                   __nv_bfloat16, __half) {
   // One 128 × 256 × 64 tile (one block, one stage) whose products are exact small integers,
   // so the result is exact and a wrong element tells which element the kernel read:
   //   A selects (A(i, p) = 1 where p = i % 64) and B(p, j) = p:    C(i, j) = i % 64  (A rows, B K-rows)
@@ -312,8 +312,8 @@ TEMPLATE_TEST_CASE("gemm_wgmma computes one tile of exact integers element by el
   const gemm_value_fn a_col = [](std::int64_t, std::int64_t q) { return static_cast<float>(q); };
   const gemm_value_fn b_row = [](std::int64_t q, std::int64_t) { return static_cast<float>(q); };
   const gemm_value_fn b_col = [](std::int64_t, std::int64_t j) { return static_cast<float>(j); };
-  const std::pair<gemm_value_fn, gemm_value_fn> patterns[] = {{a_select, b_row}, {a_select, b_col}, {a_row, b_select},
-                                                              {a_col, b_select}};
+  const std::pair<gemm_value_fn, gemm_value_fn> patterns[] = {
+      {a_select, b_row}, {a_select, b_col}, {a_row, b_select}, {a_col, b_select}};
   for (const auto& [a_k, b_n] : layouts) {
     int pattern = 0;
     for (const auto& [a_value, b_value] : patterns) {
@@ -396,8 +396,8 @@ TEMPLATE_TEST_CASE("gemm_wgmma writes only the m x n window of C", "[gpu][gemm][
   }
 }
 
-TEMPLATE_TEST_CASE("gemm_wgmma with split-K matches the reference in every layout and workspace",
-                   "[gpu][gemm][wgmma]", __nv_bfloat16, __half) {
+TEMPLATE_TEST_CASE("gemm_wgmma with split-K matches the reference in every layout and workspace", "[gpu][gemm][wgmma]",
+                   __nv_bfloat16, __half) {
   SKIP_UNLESS_WGMMA_RUNS();
   foundry::test::check_split_k_cases(require_matches_split<TestType>);
 }
@@ -416,8 +416,8 @@ TEMPLATE_TEST_CASE("gemm_wgmma sums its split-K slices in slice order, bit for b
       });
 }
 
-TEMPLATE_TEST_CASE("gemm_wgmma runs several tiles per persistent block, with and without split-K",
-                   "[gpu][gemm][wgmma]", __nv_bfloat16, __half) {
+TEMPLATE_TEST_CASE("gemm_wgmma runs several tiles per persistent block, with and without split-K", "[gpu][gemm][wgmma]",
+                   __nv_bfloat16, __half) {
   // More block tiles than SMs (11 tile columns, enough ragged tile rows: 13 x 11 = 143 on the
   // H200's 132 SMs), so some blocks take a second tile, whose copies fly while the first is
   // stored. K = 136: two full stages and a ragged one. With 2 slices, twice the units: a

@@ -28,7 +28,8 @@ struct add_value {
 void enqueue_scale_then_add(const foundry::device_buffer<float>& x, foundry::device_buffer<float>& y,
                             foundry::device_buffer<float>& z, float factor, cuda::stream_ref s) {
   foundry::transform(x.span(), y.span(), scale_by{factor}, s);
-  foundry::transform(cuda::std::span<const float>(y.span()), z.span(), [] __device__(float v) { return v + 1.0f; }, s);
+  foundry::transform(
+      cuda::std::span<const float>(y.span()), z.span(), [] __device__(float v) { return v + 1.0f; }, s);
 }
 
 }  // namespace

@@ -136,8 +136,8 @@ TEST_CASE("histogram_even bins floats into 4096 bins from -1 to 1 with NaN, infi
   foundry::stream s;
   const float inf = std::numeric_limits<float>::infinity();
   const float below_upper = std::nextafter(1.0f, 0.0f);
-  const float specials[] = {std::numeric_limits<float>::quiet_NaN(), inf, -inf, -1.0f, 1.0f, below_upper,
-                            std::nextafter(-1.0f, -2.0f)};
+  const float specials[] = {
+      std::numeric_limits<float>::quiet_NaN(), inf, -inf, -1.0f, 1.0f, below_upper, std::nextafter(-1.0f, -2.0f)};
   for (const std::size_t n : odd_sizes()) {
     CAPTURE(n);
     auto x = random_vector<float>(n, -1.25f, 1.25f, 84);
@@ -317,8 +317,7 @@ TEST_CASE("histogram_even counts 2^31 + 5 bytes exactly into 64-bit counts", "[g
 TEST_CASE("histogram_even rejects null samples with elements") {
   cuda::std::span<const float> null_samples(static_cast<const float*>(nullptr), 10);
   cuda::std::span<std::uint32_t> counts(fake_pointer<std::uint32_t>(), 16);
-  REQUIRE_THROWS_AS(foundry::histogram_even(null_samples, counts, 0.0f, 1.0f, unused_stream()),
-                    std::invalid_argument);
+  REQUIRE_THROWS_AS(foundry::histogram_even(null_samples, counts, 0.0f, 1.0f, unused_stream()), std::invalid_argument);
   REQUIRE_THROWS_AS(foundry::naive::histogram_even(null_samples, counts, 0.0f, 1.0f, unused_stream()),
                     std::invalid_argument);
 }
@@ -329,8 +328,7 @@ TEST_CASE("histogram_even rejects empty or null counts") {
   cuda::std::span<std::uint64_t> null_counts(static_cast<std::uint64_t*>(nullptr), 256);
   for (const auto counts : {empty_counts, null_counts}) {
     CAPTURE(counts.size());
-    REQUIRE_THROWS_AS(foundry::histogram_even(samples, counts, 0.0f, 256.0f, unused_stream()),
-                      std::invalid_argument);
+    REQUIRE_THROWS_AS(foundry::histogram_even(samples, counts, 0.0f, 256.0f, unused_stream()), std::invalid_argument);
     REQUIRE_THROWS_AS(foundry::naive::histogram_even(samples, counts, 0.0f, 256.0f, unused_stream()),
                       std::invalid_argument);
   }
@@ -345,7 +343,12 @@ TEST_CASE("histogram_even rejects bounds with lower >= upper, NaN or infinite") 
   cuda::std::span<std::uint32_t> counts(fake_pointer<std::uint32_t>(), 16);
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();
-  const float bad[][2] = {{1.0f, 1.0f}, {2.0f, 1.0f}, {nan, 1.0f}, {0.0f, nan}, {-inf, 1.0f}, {0.0f, inf},
+  const float bad[][2] = {{1.0f, 1.0f},
+                          {2.0f, 1.0f},
+                          {nan, 1.0f},
+                          {0.0f, nan},
+                          {-inf, 1.0f},
+                          {0.0f, inf},
                           // finite, but upper - lower overflows: no bin width
                           {-3e38f, 3e38f}};
   for (const auto& b : bad) {
@@ -372,10 +375,8 @@ TEST_CASE("histogram_even rejects bounds that make no sense for integer samples"
     REQUIRE_THROWS_AS(foundry::naive::histogram_even(bytes, counts, b[0], b[1], unused_stream()),
                       std::invalid_argument);
   }
-  REQUIRE_THROWS_AS(foundry::histogram_even(ints, counts, -2147483649.0, 0.0, unused_stream()),
-                    std::invalid_argument);
-  REQUIRE_THROWS_AS(foundry::histogram_even(ints, counts, 0.0, 2147483649.0, unused_stream()),
-                    std::invalid_argument);
+  REQUIRE_THROWS_AS(foundry::histogram_even(ints, counts, -2147483649.0, 0.0, unused_stream()), std::invalid_argument);
+  REQUIRE_THROWS_AS(foundry::histogram_even(ints, counts, 0.0, 2147483649.0, unused_stream()), std::invalid_argument);
   REQUIRE_THROWS_AS(foundry::histogram_even(ints, counts, 0.0, 10.25, unused_stream()), std::invalid_argument);
 }
 

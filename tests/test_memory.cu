@@ -63,7 +63,7 @@ TEST_CASE("device_buffer allocates, deep-copies, moves and frees without a leak"
   // Free memory returns to its value; 2 MiB of slack for the driver's own bookkeeping.
   // (Device-wide: holds when no other process allocates meanwhile, as under a serial ctest.)
   const auto diff = after.device_free > before.device_free ? after.device_free - before.device_free
-                                                            : before.device_free - after.device_free;
+                                                           : before.device_free - after.device_free;
   CHECK(diff <= (std::size_t{2} << 20));
 }
 
@@ -122,7 +122,8 @@ TEST_CASE("pinned buffers round-trip through the device asynchronously", "[gpu]"
 TEST_CASE("copies between spans of different sizes are rejected", "[gpu]") {
   foundry::stream s;
   foundry::device_buffer<float> a(10, s), b(11, s);
-  CHECK_THROWS_WITH(foundry::copy(a.span(), b.span(), s), Contains("different sizes") && Contains("10") && Contains("11"));
+  CHECK_THROWS_WITH(foundry::copy(a.span(), b.span(), s),
+                    Contains("different sizes") && Contains("10") && Contains("11"));
   std::vector<float> host(9);
   CHECK_THROWS_AS(a.copy_to_host(cuda::std::span<float>(host.data(), host.size()), s), std::invalid_argument);
 }

@@ -181,8 +181,8 @@ TEST_CASE("reduce takes user functors: a named struct and a device lambda", "[gp
     auto d_max_abs = poisoned_device_buffer<float>(1, s);
     auto d_xor = poisoned_device_buffer<std::uint32_t>(1, s);
     foundry::reduce(d_f.span(), d_max_abs.span(), 0.0f, max_abs{}, s);
-    foundry::reduce(d_u.span(), d_xor.span(), 0u, [] __device__(std::uint32_t a, std::uint32_t b) { return a ^ b; },
-                    s);
+    foundry::reduce(
+        d_u.span(), d_xor.span(), 0u, [] __device__(std::uint32_t a, std::uint32_t b) { return a ^ b; }, s);
     float expected_max_abs = 0.0f;
     std::uint32_t expected_xor = 0;
     for (std::size_t i = 0; i < n; ++i) {
@@ -203,8 +203,12 @@ TEST_CASE("reduce sums a 12-byte struct component-wise", "[gpu]") {
     const auto v = to_vec3s(random_vector<int>(3 * n, -8, 8, 26));
     const auto d_v = to_device(v, s);
     foundry::device_buffer<vec3> d_out(1, s, vec3{-1.0f, -1.0f, -1.0f});
-    foundry::reduce(d_v.span(), d_out.span(), vec3{0.0f, 0.0f, 0.0f},
-                    [] __device__(vec3 a, vec3 b) { return vec3{a.x + b.x, a.y + b.y, a.z + b.z}; }, s);
+    foundry::reduce(
+        d_v.span(), d_out.span(), vec3{0.0f, 0.0f, 0.0f},
+        [] __device__(vec3 a, vec3 b) {
+          return vec3{a.x + b.x, a.y + b.y, a.z + b.z};
+        },
+        s);
     double ex = 0, ey = 0, ez = 0;
     for (const auto& e : v) {
       ex += e.x;
@@ -251,8 +255,8 @@ TEST_CASE("reduce is exact with either tile assignment at odd sizes and offsets"
   const std::size_t max_n = (std::size_t{1} << 22) + 13;
   const auto x = random_vector<std::int32_t>(max_n + 3, -1000, 1000, 28);
   const auto d_x = to_device(x, s);
-  for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{33}, std::size_t{4097},
-                              std::size_t{(1u << 20) + 7}, max_n}) {
+  for (const std::size_t n :
+       {std::size_t{0}, std::size_t{1}, std::size_t{33}, std::size_t{4097}, std::size_t{(1u << 20) + 7}, max_n}) {
     for (std::size_t offset = 0; offset <= 3; offset += 3) {
       CAPTURE(n, offset);
       const auto in = d_x.span().subspan(offset, n);
@@ -424,9 +428,9 @@ TEST_CASE("reduce rejects scratch that is too small", "[gpu]") {
   foundry::device_buffer<float> out(1, s);
   const std::size_t bytes = foundry::reduce_scratch_bytes<float>(n);
   foundry::device_buffer<std::byte> scratch(bytes, s);
-  REQUIRE_THROWS_AS(foundry::reduce(x.span(), out.span(), 0.0f, cuda::std::plus<float>{},
-                                    scratch.span().first(bytes - 1), s),
-                    std::invalid_argument);
+  REQUIRE_THROWS_AS(
+      foundry::reduce(x.span(), out.span(), 0.0f, cuda::std::plus<float>{}, scratch.span().first(bytes - 1), s),
+      std::invalid_argument);
   REQUIRE_THROWS_AS(foundry::reduce(x.span(), out.span(), 0.0f, cuda::std::plus<float>{},
                                     cuda::std::span<std::byte>(static_cast<std::byte*>(nullptr), bytes), s),
                     std::invalid_argument);
@@ -445,7 +449,6 @@ TEST_CASE("reduce rejects a null input with elements and an output too small") {
   REQUIRE_THROWS_AS(
       foundry::reduce_min(input, cuda::std::span<float>(static_cast<float*>(nullptr), 1), unused_stream()),
       std::invalid_argument);
-  REQUIRE_THROWS_AS(
-      foundry::reduce(null_input, output, 0.0f, max_abs{}, cuda::std::span<std::byte>{}, unused_stream()),
-      std::invalid_argument);
+  REQUIRE_THROWS_AS(foundry::reduce(null_input, output, 0.0f, max_abs{}, cuda::std::span<std::byte>{}, unused_stream()),
+                    std::invalid_argument);
 }

@@ -72,9 +72,7 @@ TEST_CASE("naive reductions reject a null input with elements and an empty outpu
   cuda::std::span<float> output(fake_pointer<float>(), 1);
   cuda::std::span<float> no_output(fake_pointer<float>(), 0);
   REQUIRE_THROWS_AS(foundry::naive::reduce_sum_atomic(null_input, output, unused_stream()), std::invalid_argument);
-  REQUIRE_THROWS_AS(foundry::naive::reduce_sum_interleaved(null_input, output, unused_stream()),
-                    std::invalid_argument);
+  REQUIRE_THROWS_AS(foundry::naive::reduce_sum_interleaved(null_input, output, unused_stream()), std::invalid_argument);
   REQUIRE_THROWS_AS(foundry::naive::reduce_sum_sequential(input, no_output, unused_stream()), std::invalid_argument);
-  REQUIRE_THROWS_AS(foundry::naive::reduce_sum_warp_shuffle(input, no_output, unused_stream()),
-                    std::invalid_argument);
+  REQUIRE_THROWS_AS(foundry::naive::reduce_sum_warp_shuffle(input, no_output, unused_stream()), std::invalid_argument);
 }

@@ -34,9 +34,7 @@ struct affine {
   bool operator==(const affine& o) const { return a == o.a && b == o.b; }
 };
 struct compose {
-  __host__ __device__ affine operator()(const affine& f, const affine& g) const {
-    return {f.a * g.a, g.a * f.b + g.b};
-  }
+  __host__ __device__ affine operator()(const affine& f, const affine& g) const { return {f.a * g.a, g.a * f.b + g.b}; }
 };
 
 std::vector<affine> random_maps(std::size_t n, std::uint64_t stream_id) {
@@ -234,8 +232,8 @@ TEST_CASE("scans of 8-byte values are correct at tile boundaries and any offsets
   const std::size_t max_n = 5 * 2048 + 3;
   const auto maps = random_maps(max_n + 1, 59);
   const auto d_maps = to_device(maps, s);
-  for (const std::size_t n : {std::size_t{2047}, std::size_t{2048}, std::size_t{2049}, std::size_t{4095},
-                              std::size_t{4097}, max_n}) {
+  for (const std::size_t n :
+       {std::size_t{2047}, std::size_t{2048}, std::size_t{2049}, std::size_t{4095}, std::size_t{4097}, max_n}) {
     for (const std::size_t in_offset : {0u, 1u}) {
       for (const std::size_t out_offset : {0u, 1u}) {
         CAPTURE(n, in_offset, out_offset);

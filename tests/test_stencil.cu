@@ -40,7 +40,8 @@ std::size_t extent(std::size_t height, std::size_t pitch) { return height * pitc
 // Pixels uniform in [-1, 1]; the padding between width and pitch holds NaN, so
 // that an output computed from a padding element is NaN and fails the check.
 host_image random_image(std::size_t width, std::size_t height, std::size_t pitch, std::uint64_t stream_id) {
-  host_image img{width, height, pitch, foundry::test::random_vector<float>(extent(height, pitch), -1.0f, 1.0f, stream_id)};
+  host_image img{width, height, pitch,
+                 foundry::test::random_vector<float>(extent(height, pitch), -1.0f, 1.0f, stream_id)};
   for (std::size_t y = 0; y < height; ++y) {
     for (std::size_t x = width; x < pitch; ++x) img.pixels[y * pitch + x] = std::numeric_limits<float>::quiet_NaN();
   }
@@ -222,8 +223,8 @@ struct image_size {
 // 2^k +- 1 around them; single rows and columns, where every tap but the centre
 // one is a border read.
 const std::vector<image_size>& test_sizes() {
-  static const std::vector<image_size> sizes{{1, 1},   {1, 257},  {257, 1},   {2, 3},     {31, 33},   {33, 31},
-                                             {63, 65}, {65, 17},  {127, 129}, {255, 15},  {257, 33},  {1000, 777}};
+  static const std::vector<image_size> sizes{{1, 1},   {1, 257}, {257, 1},   {2, 3},    {31, 33},  {33, 31},
+                                             {63, 65}, {65, 17}, {127, 129}, {255, 15}, {257, 33}, {1000, 777}};
   return sizes;
 }
 
@@ -236,8 +237,8 @@ void check_all_sizes(variant v, border_mode border) {
       const auto out = convolve_on_device(v, in, size.width, filter, border);
       std::string first;
       const std::size_t bad = count_mismatches(out, cpu_convolve(in, filter, border), k, first);
-      INFO(to_string(v) << ", " << to_string(border) << " border, " << k << "x" << k << " filter, " << size.width
-                        << "x" << size.height << " image: " << bad << " bad pixels, first " << first);
+      INFO(to_string(v) << ", " << to_string(border) << " border, " << k << "x" << k << " filter, " << size.width << "x"
+                        << size.height << " image: " << bad << " bad pixels, first " << first);
       CHECK(bad == 0);
     }
   }
@@ -301,8 +302,8 @@ TEST_CASE("convolve_2d reads and writes only the image when the pitch exceeds th
           std::string first;
           const std::size_t bad = count_mismatches(out, cpu_convolve(in, filter, border), k, first);
           INFO(to_string(v) << ", " << to_string(border) << ", " << k << "x" << k << ", width " << c.width
-                            << ", pitches " << c.input_pitch << "/" << c.output_pitch << ": " << bad
-                            << " bad, first " << first);
+                            << ", pitches " << c.input_pitch << "/" << c.output_pitch << ": " << bad << " bad, first "
+                            << first);
           CHECK(bad == 0);
         }
       }
@@ -508,7 +509,9 @@ TEST_CASE("convolve_2d on an empty image enqueues nothing and accepts null point
   const std::vector<float> filter(25, 1.0f);
   const cuda::std::span<const float> good_filter(filter.data(), 25);
   for_each_variant([&](auto call) {
-    REQUIRE_NOTHROW(call(image_view<const float>{nullptr, 0, 10, 0}, image_view<float>{nullptr, 0, 10, 0}, good_filter));
-    REQUIRE_NOTHROW(call(image_view<const float>{nullptr, 10, 0, 10}, image_view<float>{nullptr, 10, 0, 10}, good_filter));
+    REQUIRE_NOTHROW(
+        call(image_view<const float>{nullptr, 0, 10, 0}, image_view<float>{nullptr, 0, 10, 0}, good_filter));
+    REQUIRE_NOTHROW(
+        call(image_view<const float>{nullptr, 10, 0, 10}, image_view<float>{nullptr, 10, 0, 10}, good_filter));
   });
 }

@@ -64,7 +64,8 @@ TEST_CASE("transform applies a unary device lambda at odd sizes", "[gpu]") {
     const auto x = random_vector<float>(n, -10.0f, 10.0f);
     const auto d_x = to_device(x, s);
     auto d_out = poisoned_device_buffer<float>(n, s);
-    foundry::transform(d_x.span(), d_out.span(), [] __device__(float v) { return v * 3.0f; }, s);
+    foundry::transform(
+        d_x.span(), d_out.span(), [] __device__(float v) { return v * 3.0f; }, s);
     CHECK(to_host(d_out, s) == host_tabulate(n, [&](std::size_t i) { return x[i] * 3.0f; }));
   }
 }
@@ -78,8 +79,8 @@ TEST_CASE("transform computes saxpy in place with a capturing lambda", "[gpu]") 
     const auto y = random_vector<float>(n, -1.0f, 1.0f, 2);
     const auto d_x = to_device(x, s);
     auto d_y = to_device(y, s);
-    foundry::transform(d_x.span(), d_y.span(), d_y.span(),
-                       [a] __device__(float xi, float yi) { return __fmaf_rn(a, xi, yi); }, s);
+    foundry::transform(
+        d_x.span(), d_y.span(), d_y.span(), [a] __device__(float xi, float yi) { return __fmaf_rn(a, xi, yi); }, s);
     CHECK(to_host(d_y, s) == host_tabulate(n, [&](std::size_t i) { return std::fma(a, x[i], y[i]); }));
   }
 }
@@ -113,8 +114,9 @@ TEST_CASE("transform is correct when pointers are offset by 1, 2 or 3 elements",
   for (const auto& o : offsets) {
     CAPTURE(o[0], o[1], o[2]);
     auto d_out = poisoned_device_buffer<float>(n + 3, s);
-    foundry::transform(d_x.span().subspan(o[0], n), d_y.span().subspan(o[1], n), d_out.span().subspan(o[2], n),
-                       [] __device__(float a, float b) { return a - b; }, s);
+    foundry::transform(
+        d_x.span().subspan(o[0], n), d_y.span().subspan(o[1], n), d_out.span().subspan(o[2], n),
+        [] __device__(float a, float b) { return a - b; }, s);
     const auto out = to_host(d_out, s);
     for (std::size_t i = 0; i < n + 3; ++i) {
       if (i >= o[2] && i < o[2] + n) {
@@ -138,10 +140,11 @@ TEST_CASE("transforms, tabulates and copies back to back on one stream see each 
     auto d_y = poisoned_device_buffer<std::int32_t>(n, s);
     foundry::iota(d_x.span(), 0, s);
     for (int step = 0; step < 50; ++step) {
-      foundry::transform(d_x.span(), d_x.span(), [] __device__(std::int32_t v) { return v + 3; }, s);
+      foundry::transform(
+          d_x.span(), d_x.span(), [] __device__(std::int32_t v) { return v + 3; }, s);
       foundry::device_copy(d_y.span(), d_x.span(), s);
-      foundry::transform(d_y.span(), d_x.span(), d_x.span(),
-                         [] __device__(std::int32_t y, std::int32_t x) { return 2 * y - x; }, s);
+      foundry::transform(
+          d_y.span(), d_x.span(), d_x.span(), [] __device__(std::int32_t y, std::int32_t x) { return 2 * y - x; }, s);
     }
     const auto x = to_host(d_x, s);
     CHECK(x == host_tabulate(n, [](std::size_t i) { return static_cast<std::int32_t>(i) + 150; }));
@@ -155,7 +158,8 @@ TEST_CASE("transform converts between element types (half in, float out)", "[gpu
     const auto h = from_floats<__half>(random_vector<float>(n, -4.0f, 4.0f, 6));
     const auto d_h = to_device(h, s);
     auto d_out = poisoned_device_buffer<float>(n, s);
-    foundry::transform(d_h.span(), d_out.span(), [] __device__(__half v) { return __half2float(v) * 2.0f; }, s);
+    foundry::transform(
+        d_h.span(), d_out.span(), [] __device__(__half v) { return __half2float(v) * 2.0f; }, s);
     CHECK(to_host(d_out, s) == host_tabulate(n, [&](std::size_t i) { return __half2float(h[i]) * 2.0f; }));
   }
 }
@@ -167,7 +171,8 @@ TEST_CASE("transform handles an element type whose size is not a power of two", 
     const auto v = to_vec3s(random_vector<float>(3 * n, -1.0f, 1.0f, 25));
     const auto d_v = to_device(v, s);
     auto d_out = poisoned_device_buffer<float>(n, s);
-    foundry::transform(d_v.span(), d_out.span(), [] __device__(vec3 a) { return (a.x + a.y) + a.z; }, s);
+    foundry::transform(
+        d_v.span(), d_out.span(), [] __device__(vec3 a) { return (a.x + a.y) + a.z; }, s);
     CHECK(to_host(d_out, s) == host_tabulate(n, [&](std::size_t i) { return (v[i].x + v[i].y) + v[i].z; }));
   }
 }
@@ -182,9 +187,10 @@ TEST_CASE("naive::transform matches foundry::transform", "[gpu]") {
     const auto d_y = to_device(y, s);
     auto d_naive = poisoned_device_buffer<float>(n, s);
     auto d_unary = poisoned_device_buffer<float>(n, s);
-    foundry::naive::transform(d_x.span(), d_y.span(), d_naive.span(),
-                              [] __device__(float a, float b) { return __fmaf_rn(2.0f, a, b); }, s);
-    foundry::naive::transform(d_x.span(), d_unary.span(), [] __device__(float a) { return -a; }, s);
+    foundry::naive::transform(
+        d_x.span(), d_y.span(), d_naive.span(), [] __device__(float a, float b) { return __fmaf_rn(2.0f, a, b); }, s);
+    foundry::naive::transform(
+        d_x.span(), d_unary.span(), [] __device__(float a) { return -a; }, s);
     CHECK(to_host(d_naive, s) == host_tabulate(n, [&](std::size_t i) { return std::fma(2.0f, x[i], y[i]); }));
     CHECK(to_host(d_unary, s) == host_tabulate(n, [&](std::size_t i) { return -x[i]; }));
   }
@@ -211,7 +217,8 @@ TEST_CASE("iota and tabulate write values computed from the index", "[gpu]") {
     auto d_float = poisoned_device_buffer<float>(n, s);
     foundry::iota(d_float.span(), 0.5f, s);
     auto d_square = poisoned_device_buffer<std::uint64_t>(n, s);
-    foundry::tabulate(d_square.span(), [] __device__(std::uint64_t i) { return i * i; }, s);
+    foundry::tabulate(
+        d_square.span(), [] __device__(std::uint64_t i) { return i * i; }, s);
     const auto ints = to_host(d_int, s);
     const auto floats = to_host(d_float, s);
     const auto squares = to_host(d_square, s);
@@ -268,7 +275,8 @@ TEST_CASE("tabulate, transform and device_copy cover 2^31 + 5 one-byte elements"
   CHECK(pattern_mismatches(in, 0, s) == 0);
   {
     auto out = poisoned_device_buffer<std::uint8_t>(n, s);
-    foundry::transform(in.span(), out.span(), [] __device__(std::uint8_t v) { return std::uint8_t(v ^ 0x5A); }, s);
+    foundry::transform(
+        in.span(), out.span(), [] __device__(std::uint8_t v) { return std::uint8_t(v ^ 0x5A); }, s);
     CHECK(pattern_mismatches(out, 0x5A, s) == 0);
   }
   auto copy = poisoned_device_buffer<std::uint8_t>(n, s);

@@ -152,9 +152,7 @@ struct mod_251 {
 };
 
 /// How many i in [0, m) have i % 251 < 100.
-std::uint64_t count_mod_251_below_100(std::uint64_t m) {
-  return m / 251 * 100 + std::min<std::uint64_t>(m % 251, 100);
-}
+std::uint64_t count_mod_251_below_100(std::uint64_t m) { return m / 251 * 100 + std::min<std::uint64_t>(m % 251, 100); }
 
 }  // namespace
 
@@ -181,8 +179,8 @@ TEST_CASE("transform_reduce computes a squared norm with a device lambda, float 
     const auto x = random_vector<float>(n, -1.0f, 1.0f, 50);
     const auto d_x = to_device(x, s);
     auto d_out = poisoned_device_buffer<double>(1, s);
-    foundry::transform_reduce(d_x.span(), d_out.span(), 0.0, cuda::std::plus<>{},
-                              [] __device__(float v) { return v * v; }, s);
+    foundry::transform_reduce(
+        d_x.span(), d_out.span(), 0.0, cuda::std::plus<>{}, [] __device__(float v) { return v * v; }, s);
     const auto squares = host_tabulate(n, [&](std::size_t i) { return x[i] * x[i]; });
     check_dot(result_of(d_out, s), reference_dot(squares, std::vector<float>(n, 1.0f)), n, u_double);
   }
@@ -195,8 +193,9 @@ TEST_CASE("transform_reduce counts the elements that satisfy a predicate into ui
     const auto x = random_vector<float>(n, 0.0f, 1.0f, 52);
     const auto d_x = to_device(x, s);
     auto d_out = poisoned_device_buffer<std::uint64_t>(1, s);
-    foundry::transform_reduce(d_x.span(), d_out.span(), std::uint64_t{0}, cuda::std::plus<>{},
-                              [] __device__(float v) { return v > 0.25f ? 1 : 0; }, s);
+    foundry::transform_reduce(
+        d_x.span(), d_out.span(), std::uint64_t{0}, cuda::std::plus<>{},
+        [] __device__(float v) { return v > 0.25f ? 1 : 0; }, s);
     CHECK(result_of(d_out, s) ==
           static_cast<std::uint64_t>(std::count_if(x.begin(), x.end(), [](float v) { return v > 0.25f; })));
   }
@@ -255,8 +254,7 @@ TEST_CASE("transform_reduce folds init in exactly once, and an empty input gives
   auto fused_binary = poisoned_device_buffer<float>(1, s);
   auto fused_tuple = poisoned_device_buffer<float>(1, s);
   auto naive_binary = poisoned_device_buffer<float>(1, s);
-  foundry::transform_reduce(empty, empty, fused_binary.span(), 2.5f, cuda::std::plus<>{}, cuda::std::multiplies<>{},
-                            s);
+  foundry::transform_reduce(empty, empty, fused_binary.span(), 2.5f, cuda::std::plus<>{}, cuda::std::multiplies<>{}, s);
   foundry::transform_reduce(cuda::std::make_tuple(empty), fused_tuple.span(), 2.5f, cuda::std::plus<>{},
                             foundry::identity{}, cuda::std::span<std::byte>{}, s);
   foundry::naive::transform_reduce(empty, empty, naive_binary.span(), 2.5f, cuda::std::plus<>{},
@@ -284,12 +282,12 @@ TEST_CASE("transform_reduce mixes input types: the widest sets the vector width"
       CAPTURE(n, o[0], o[1]);
       auto d_wx = poisoned_device_buffer<float>(1, s);
       auto d_hx = poisoned_device_buffer<float>(1, s);
-      foundry::transform_reduce(d_w.span().subspan(o[0], n), d_x.span().subspan(o[1], n), d_wx.span(), 0.0f,
-                                cuda::std::plus<>{},
-                                [] __device__(std::uint8_t wi, float xi) { return static_cast<float>(wi) * xi; }, s);
-      foundry::transform_reduce(d_h.span().subspan(o[0], n), d_x.span().subspan(o[1], n), d_hx.span(), 0.0f,
-                                cuda::std::plus<>{},
-                                [] __device__(__half hi, float xi) { return __half2float(hi) * xi; }, s);
+      foundry::transform_reduce(
+          d_w.span().subspan(o[0], n), d_x.span().subspan(o[1], n), d_wx.span(), 0.0f, cuda::std::plus<>{},
+          [] __device__(std::uint8_t wi, float xi) { return static_cast<float>(wi) * xi; }, s);
+      foundry::transform_reduce(
+          d_h.span().subspan(o[0], n), d_x.span().subspan(o[1], n), d_hx.span(), 0.0f, cuda::std::plus<>{},
+          [] __device__(__half hi, float xi) { return __half2float(hi) * xi; }, s);
       check_dot(result_of(d_wx, s), reference_dot(w.data() + o[0], x.data() + o[1], n), n, u_float);
       check_dot(result_of(d_hx, s), reference_dot(h_as_float.data() + o[0], x.data() + o[1], n), n, u_float);
     }
@@ -328,8 +326,8 @@ TEST_CASE("naive::transform_reduce matches the CPU references", "[gpu]") {
     auto d_max_abs = poisoned_device_buffer<float>(1, s);
     foundry::naive::transform_reduce(d_a.span(), d_b.span(), d_dot.span(), 0.0, cuda::std::plus<>{},
                                      cuda::std::multiplies<>{}, s);
-    foundry::naive::transform_reduce(d_x.span(), d_max_abs.span(), 0.0f, foundry::maximum{},
-                                     [] __device__(float v) { return fabsf(v); }, s);
+    foundry::naive::transform_reduce(
+        d_x.span(), d_max_abs.span(), 0.0f, foundry::maximum{}, [] __device__(float v) { return fabsf(v); }, s);
     check_dot(result_of(d_dot, s), reference_dot(a, b), n, u_double);
     float expected_max_abs = 0.0f;
     for (const float v : x) expected_max_abs = std::max(expected_max_abs, std::fabs(v));
@@ -402,15 +400,16 @@ TEST_CASE("transform_reduce over 2^31 + 5 bytes counts and multiplies exactly", 
   foundry::tabulate(x.span(), mod_251{}, s);
 
   auto d_count = poisoned_device_buffer<std::uint64_t>(1, s);
-  foundry::transform_reduce(x.span().subspan(offset, n), d_count.span(), std::uint64_t{0}, cuda::std::plus<>{},
-                            [] __device__(std::uint8_t v) { return v < 100 ? 1u : 0u; }, s);
+  foundry::transform_reduce(
+      x.span().subspan(offset, n), d_count.span(), std::uint64_t{0}, cuda::std::plus<>{},
+      [] __device__(std::uint8_t v) { return v < 100 ? 1u : 0u; }, s);
   CHECK(result_of(d_count, s) == count_mod_251_below_100(n + offset) - count_mod_251_below_100(offset));
 
   // sum over i < n of ((i + 3) % 251) * (i % 251): periodic in i with period 251.
   auto d_dot = poisoned_device_buffer<std::uint64_t>(1, s);
-  foundry::transform_reduce(x.span().subspan(offset, n), x.span().subspan(0, n), d_dot.span(), std::uint64_t{0},
-                            cuda::std::plus<>{},
-                            [] __device__(std::uint8_t p, std::uint8_t q) { return std::uint64_t{p} * q; }, s);
+  foundry::transform_reduce(
+      x.span().subspan(offset, n), x.span().subspan(0, n), d_dot.span(), std::uint64_t{0}, cuda::std::plus<>{},
+      [] __device__(std::uint8_t p, std::uint8_t q) { return std::uint64_t{p} * q; }, s);
   const auto term = [](std::uint64_t i) { return ((i + offset) % 251) * (i % 251); };
   std::uint64_t period = 0, rest = 0;
   for (std::uint64_t i = 0; i < 251; ++i) period += term(i);

@@ -37,9 +37,8 @@ struct shape {
 // Empty, single element, one row, one column, around the 32 and 64 of the tiles, and
 // large enough for many interior tiles.
 const std::vector<shape>& odd_shapes() {
-  static const std::vector<shape> shapes{{0, 5},     {5, 0},     {1, 1},       {1, 4099},    {4099, 1},
-                                         {31, 33},   {32, 32},   {33, 31},     {64, 64},     {65, 63},
-                                         {1023, 1025}, {2049, 4099}};
+  static const std::vector<shape> shapes{{0, 5},   {5, 0},   {1, 1},   {1, 4099}, {4099, 1},    {31, 33},
+                                         {32, 32}, {33, 31}, {64, 64}, {65, 63},  {1023, 1025}, {2049, 4099}};
   return shapes;
 }
 
@@ -146,8 +145,8 @@ foundry::launch_config row_per_block_config() {
   return c;
 }
 
-unsigned long long byte_pattern_mismatches(const std::uint8_t* m, std::int64_t rows, std::int64_t cols,
-                                           std::int64_t ld, bool transposed, cuda::stream_ref s) {
+unsigned long long byte_pattern_mismatches(const std::uint8_t* m, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                                           bool transposed, cuda::stream_ref s) {
   foundry::device_buffer<unsigned long long> count(1, s, 0ull);
   foundry::launch(s, row_per_block_config(), count_byte_pattern_mismatches, m, rows, cols, ld, transposed,
                   count.data());
@@ -194,7 +193,7 @@ TEST_CASE("transpose between layouts copies, copy_2d between layouts transposes"
   foundry::stream s;
   for (const shape sh : {shape{33, 31}, shape{1023, 1025}}) {
     CAPTURE(sh.rows, sh.cols);
-    const std::int64_t in_pitch = sh.cols + 3;  // row-major input: rows × cols
+    const std::int64_t in_pitch = sh.cols + 3;   // row-major input: rows × cols
     const std::int64_t out_pitch = sh.cols + 5;  // column-major output: each stored row is a column
     const auto in = random_elements<float>(static_cast<std::size_t>(sh.rows * in_pitch), 200);
     const auto d_in = to_device(in, s);
@@ -244,7 +243,8 @@ TEST_CASE("transposes and copies back to back on one stream see each other's res
   const matrix_view<std::int32_t> b{d_b.data(), sh.cols, sh.rows, sh.rows};
   const matrix_view<std::int32_t> c{d_c.data(), sh.cols, sh.rows, c_pitch};
   for (int step = 0; step < 30; ++step) {
-    foundry::transform(d_a.span(), d_a.span(), [] __device__(std::int32_t v) { return v + 1; }, s);
+    foundry::transform(
+        d_a.span(), d_a.span(), [] __device__(std::int32_t v) { return v + 1; }, s);
     foundry::transpose(a, b, s);
     foundry::copy_2d(b, c, s);
     foundry::transpose(c, a, s);
@@ -300,9 +300,9 @@ TEST_CASE("transpose and copy_2d reject a pitch smaller than a row") {
   REQUIRE_THROWS_AS(foundry::transpose(short_in, out, unused_stream()), std::invalid_argument);
   REQUIRE_THROWS_AS(foundry::transpose(in, short_out, unused_stream()), std::invalid_argument);
   REQUIRE_THROWS_AS(foundry::naive::transpose(in, short_out, unused_stream()), std::invalid_argument);
-  REQUIRE_THROWS_AS(foundry::copy_2d(short_in, matrix_view<float>{fake_pointer<float>() + 1000, 4, 5, 5},
-                                     unused_stream()),
-                    std::invalid_argument);
+  REQUIRE_THROWS_AS(
+      foundry::copy_2d(short_in, matrix_view<float>{fake_pointer<float>() + 1000, 4, 5, 5}, unused_stream()),
+      std::invalid_argument);
   // A column-major 4 × 5 view stores rows of 4: a pitch of 3 is too small, 4 is enough.
   const matrix_view<float> col_out{fake_pointer<float>() + 1000, 4, 5, 3, matrix_layout::col_major};
   REQUIRE_THROWS_AS(foundry::copy_2d(in, col_out, unused_stream()), std::invalid_argument);
@@ -317,8 +317,7 @@ TEST_CASE("transpose and copy_2d reject overlapping input and output") {
   REQUIRE_THROWS_AS(foundry::naive::transpose(in, matrix_view<float>{p, 5, 4, 4}, unused_stream()),
                     std::invalid_argument);
   REQUIRE_THROWS_AS(foundry::copy_2d(in, matrix_view<float>{p, 4, 5, 5}, unused_stream()), std::invalid_argument);
-  REQUIRE_THROWS_AS(foundry::copy_2d(in, matrix_view<float>{p - 10, 4, 5, 5}, unused_stream()),
-                    std::invalid_argument);
+  REQUIRE_THROWS_AS(foundry::copy_2d(in, matrix_view<float>{p - 10, 4, 5, 5}, unused_stream()), std::invalid_argument);
 }
 
 TEST_CASE("transpose and copy_2d reject an output of the wrong shape and negative extents") {

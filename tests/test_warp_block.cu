@@ -10,8 +10,8 @@
 #include <foundry/warp/warp_reduce.cuh>
 #include <support/test_support.cuh>
 
-#include <cuda/functional>
 #include <cuda_fp16.h>
+#include <cuda/functional>
 
 #include <algorithm>
 #include <cstdint>

@@ -26,4 +26,4 @@ static void bm_scale(benchmark::State& state) {
   foundry::bench::measure(state, s, {4.0 * n, 4.0 * n, 1.0 * n}, run);  // bytes read, written, flops per call
 }
 FOUNDRY_BENCHMARK(bm_scale)->Name("scale/mine")->Arg(1 << 24);  // "<algorithm>/<variant>/<size>"
-FOUNDRY_BENCH_MAIN()  // without a GPU: one line on stderr, exit code 2
+FOUNDRY_BENCH_MAIN()                                            // without a GPU: one line on stderr, exit code 2

@@ -72,7 +72,7 @@ bool run_rung(foundry::gemm_rung rung, const foundry::device_buffer<In>& a, cons
   const foundry::matrix_view<const In> va{a.data(), n, n, n, foundry::matrix_layout::row_major};
   const foundry::matrix_view<const In> vb{b.data(), n, n, n, foundry::matrix_layout::row_major};
   const foundry::matrix_view<float> vc{c.data(), n, n, n, foundry::matrix_layout::row_major};
-  foundry::fill(c.span(), std::numeric_limits<float>::quiet_NaN(), s);  // beta = 0: C is not read
+  foundry::fill(c.span(), std::numeric_limits<float>::quiet_NaN(), s);                    // beta = 0: C is not read
   foundry::gemm_with(rung, 1.0f, va, matrix_op::none, vb, matrix_op::none, 0.0f, vc, s);  // warm-up
   foundry::gpu_timer timer(s);
   timer.start();

@@ -40,9 +40,7 @@ constexpr std::size_t bytes = n * sizeof(std::uint32_t);
 constexpr int repetitions = 3;  // best of 3, after one untimed warm-up copy
 
 // A pattern that differs per buffer (seed), so that a stale copy cannot pass the check.
-std::uint32_t pattern(std::size_t i, std::uint32_t seed) {
-  return static_cast<std::uint32_t>(i) * 2654435761u ^ seed;
-}
+std::uint32_t pattern(std::size_t i, std::uint32_t seed) { return static_cast<std::uint32_t>(i) * 2654435761u ^ seed; }
 
 // Best time in ms of `enqueue_copy()` over `repetitions` runs, timed with events on `s`.
 // Events measure on the GPU's clock, from the moment the stream reaches the start event

@@ -110,11 +110,20 @@ timeline run(std::size_t used, const char* name, lanes& l, const foundry::pinned
     const std::size_t k = c % used, offset = c * chunk_elements;
     const cuda::stream_ref s = l.streams[k];
     ev[c].copy_in_start.record(s);
-    { foundry::nvtx_range r{"copy in"}; l.in[k].copy_from_host(in.span().subspan(offset, chunk_elements), s); }
+    {
+      foundry::nvtx_range r{"copy in"};
+      l.in[k].copy_from_host(in.span().subspan(offset, chunk_elements), s);
+    }
     ev[c].copy_in_end.record(s);
-    { foundry::nvtx_range r{"kernel"}; enqueue_polish(l.in[k].span(), l.out[k].span(), s); }
+    {
+      foundry::nvtx_range r{"kernel"};
+      enqueue_polish(l.in[k].span(), l.out[k].span(), s);
+    }
     ev[c].kernel_end.record(s);
-    { foundry::nvtx_range r{"copy out"}; l.out[k].copy_to_host(out.span().subspan(offset, chunk_elements), s); }
+    {
+      foundry::nvtx_range r{"copy out"};
+      l.out[k].copy_to_host(out.span().subspan(offset, chunk_elements), s);
+    }
     ev[c].copy_out_end.record(s);
   }
   std::vector<interval> h2d, d2h, kernels;

@@ -35,9 +35,7 @@ enum class mode { on_demand, prefetch, read_mostly };
 constexpr const char* names[] = {"(a) on demand", "(b) prefetch_to_device", "(c) read_mostly + prefetch"};
 
 // Small integers: exact in float, and 2x + 1 is exact too (with or without an FMA).
-float input_value(std::size_t i, int run) {
-  return static_cast<float>((i + 7 * static_cast<std::size_t>(run)) % 4096);
-}
+float input_value(std::size_t i, int run) { return static_cast<float>((i + 7 * static_cast<std::size_t>(run)) % 4096); }
 
 __global__ void twice_plus_one(const float* in, float* out, std::size_t count) {
   for (auto i : foundry::grid_stride_range(count)) out[i] = 2.0f * in[i] + 1.0f;
@@ -55,8 +53,10 @@ int main() {
     int concurrent = 0;
     FOUNDRY_CUDA_TRY(cudaDeviceGetAttribute(&concurrent, cudaDevAttrConcurrentManagedAccess, device));
     if (concurrent == 0) {  // Windows, or an old GPU: pages cannot migrate on demand
-      std::fprintf(stderr, "unified_memory_prefetch: device %d has no concurrent managed access "
-                           "(on-demand page migration): this example needs it\n", device);
+      std::fprintf(stderr,
+                   "unified_memory_prefetch: device %d has no concurrent managed access "
+                   "(on-demand page migration): this example needs it\n",
+                   device);
       return 2;
     }
     foundry::stream s;
@@ -105,8 +105,8 @@ int main() {
         const float x = input_value(i, run);
         expected_sum += x;
         if (host_out[i] != 2.0f * x + 1.0f) {
-          std::fprintf(stderr, "unified_memory_prefetch: %s: out[%zu] is %g, expected %g\n", names[run], i,
-                       host_out[i], 2.0f * x + 1.0f);
+          std::fprintf(stderr, "unified_memory_prefetch: %s: out[%zu] is %g, expected %g\n", names[run], i, host_out[i],
+                       2.0f * x + 1.0f);
           return 1;
         }
       }

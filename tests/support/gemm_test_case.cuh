@@ -82,8 +82,8 @@ inline std::string describe(const gemm_case& c) {
   std::ostringstream s;
   s << c.m << "x" << c.n << "x" << c.k << " alpha " << c.alpha << " beta " << c.beta << " A "
     << (c.a_k_contiguous ? "K" : "M") << "-contiguous, B " << (c.b_n_contiguous ? "N" : "K")
-    << "-contiguous, ld multiple " << c.ld_multiple << " + " << c.ld_extra << ", operand offset "
-    << c.operand_offset << ", ldc extra " << c.c_ld_extra << ", C offset " << c.c_offset;
+    << "-contiguous, ld multiple " << c.ld_multiple << " + " << c.ld_extra << ", operand offset " << c.operand_offset
+    << ", ldc extra " << c.c_ld_extra << ", C offset " << c.c_offset;
   return s.str();
 }
 
@@ -100,11 +100,11 @@ inline gemm_value_fn random_gemm_values(std::int64_t inner, std::size_t count, s
 
 /// What running a case found.
 struct gemm_outcome {
-  bool path = false;                 // what the rung's path predicate said of the problem
-  std::int64_t out_of_bound = 0;     // elements beyond the element-wise bound (NaN included)
-  double worst_ratio = 0.0;          // max |c - ref| / bound
-  double relative_frobenius = 0.0;   // ||c - ref||_F / ||ref||_F
-  std::int64_t touched_outside = 0;  // elements of C outside the m × n window that changed
+  bool path = false;                     // what the rung's path predicate said of the problem
+  std::int64_t out_of_bound = 0;         // elements beyond the element-wise bound (NaN included)
+  double worst_ratio = 0.0;              // max |c - ref| / bound
+  double relative_frobenius = 0.0;       // ||c - ref||_F / ||ref||_F
+  std::int64_t touched_outside = 0;      // elements of C outside the m × n window that changed
   std::vector<std::string> first_wrong;  // "C(i, j) = got, expected ref", the first few
 };
 

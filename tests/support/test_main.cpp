@@ -49,8 +49,7 @@ int main(int argc, char* argv[]) {
   const auto gpu_cases = std::count_if(selected.begin(), selected.end(), has_gpu_tag);
   if (gpu_cases == 0) return session.run();
   if (gpu_cases == static_cast<long>(selected.size())) {
-    std::printf("SKIPPED: %ld [gpu] test case(s): no usable CUDA device (%s)\n", static_cast<long>(gpu_cases),
-                reason);
+    std::printf("SKIPPED: %ld [gpu] test case(s): no usable CUDA device (%s)\n", static_cast<long>(gpu_cases), reason);
     return skip_exit_code;
   }
   std::printf("note: %ld [gpu] test case(s) not run: no usable CUDA device (%s)\n", static_cast<long>(gpu_cases),

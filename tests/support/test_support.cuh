@@ -8,9 +8,9 @@
 #include <foundry/memory/device_buffer.cuh>
 #include <foundry/runtime/stream.cuh>
 
-#include <cuda/std/span>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda/std/span>
 
 #include <cmath>
 #include <cstddef>

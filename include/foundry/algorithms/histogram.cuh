@@ -208,16 +208,15 @@ void expect_histogram_even_arguments(cuda::std::span<Sample, SampleExtent> sampl
     using limits = std::numeric_limits<std::remove_const_t<Sample>>;
     const C type_end = std::ldexp(C(1), limits::digits);  // max + 1, exact in C
     const C type_begin = limits::is_signed ? -type_end : C(0);
-    FOUNDRY_EXPECTS(std::trunc(lower) == lower && std::trunc(upper) == upper && type_begin <= lower &&
-                        upper <= type_end,
-                    name + " of integer samples needs whole-number bounds within [" + std::to_string(type_begin) +
-                        ", " + std::to_string(type_end) + "] (the type's values and its maximum + 1), got " +
-                        bounds());
+    FOUNDRY_EXPECTS(
+        std::trunc(lower) == lower && std::trunc(upper) == upper && type_begin <= lower && upper <= type_end,
+        name + " of integer samples needs whole-number bounds within [" + std::to_string(type_begin) + ", " +
+            std::to_string(type_end) + "] (the type's values and its maximum + 1), got " + bounds());
   }
   const C scale = make_even_bins<std::remove_const_t<Sample>>(lower, upper, counts.size()).scale;
-  FOUNDRY_EXPECTS(std::isfinite(scale) && scale > C(0),
-                  name + ": " + std::to_string(counts.size()) + " bins over " + bounds() +
-                      " give a bin width that the compute type cannot represent");
+  FOUNDRY_EXPECTS(std::isfinite(scale) && scale > C(0), name + ": " + std::to_string(counts.size()) + " bins over " +
+                                                            bounds() +
+                                                            " give a bin width that the compute type cannot represent");
 }
 
 /// `*p += v` atomically, for 32- and 64-bit unsigned counters in shared or global memory.
@@ -335,8 +334,8 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::blocks_per_sm)
 /// The byte kernel's shared memory: the block's 256 raw-value counts, then per warp
 /// 128 words × 32 lanes of 16-bit counter pairs (values 2w and 2w + 1 in word w).
 template <int BlockThreads>
-inline constexpr std::size_t histogram_bytes_shared_bytes =
-    (256 + std::size_t{BlockThreads / 32} * 128 * 32) * sizeof(std::uint32_t);
+inline constexpr std::size_t histogram_bytes_shared_bytes = (256 + std::size_t{BlockThreads / 32} * 128 * 32) *
+                                                            sizeof(std::uint32_t);
 
 /// 8-bit samples, any even bins: counts the 256 raw byte values, then maps each to
 /// its bin once per block (as CUB does for bytes), so a sample costs one shared
@@ -359,7 +358,8 @@ __global__ void __launch_bounds__(Policy::byte_block_threads)
   // sample in one value, and the partial tile, head and tail after the last one.
   constexpr std::uint64_t most_tiles_per_fold =
       (0xFFFFu - tile::vectors_per_thread * 16 - 2) / (tile::vectors_per_thread * 16);
-  constexpr std::uint64_t tiles_per_fold = Policy::byte_tiles_per_fold < most_tiles_per_fold ? Policy::byte_tiles_per_fold : most_tiles_per_fold;
+  constexpr std::uint64_t tiles_per_fold =
+      Policy::byte_tiles_per_fold < most_tiles_per_fold ? Policy::byte_tiles_per_fold : most_tiles_per_fold;
   static_assert(tiles_per_fold >= 1, "histogram_policy: byte_tiles_per_fold must be at least 1");
   extern __shared__ std::uint32_t s_byte_counts[];
   std::uint32_t* const block_counts = s_byte_counts;
@@ -442,8 +442,8 @@ inline constexpr std::size_t reserved_shared_bytes_per_block = 1024;
 /// over `split`: privatised in shared memory when the bins fit a block's shared
 /// memory and no block can see 2^32 samples, else with global atomics.
 template <class Policy, int N, class Sample, class Count>
-void enqueue_histogram_even(vector_split<N> split, const Sample* samples, const even_bins<Sample>& bins,
-                            Count* counts, cuda::stream_ref s) {
+void enqueue_histogram_even(vector_split<N> split, const Sample* samples, const even_bins<Sample>& bins, Count* counts,
+                            cuda::stream_ref s) {
   // One thread per count (at most 2^31 / 256 blocks): no device query before this first
   // launch, which is where the null stream is refused.
   launch_config zero = make_launch_config_1d(bins.count, Policy::block_threads);
@@ -456,8 +456,8 @@ void enqueue_histogram_even(vector_split<N> split, const Sample* samples, const 
   const bool fits_shared = shared_bytes <= device.shared_memory_per_block_optin;
   const int fit_per_sm =
       static_cast<int>(device.shared_memory_per_sm / (shared_bytes + reserved_shared_bytes_per_block));
-  const int blocks_per_sm = fits_shared ? std::max(1, std::min(Policy::blocks_per_sm, fit_per_sm))
-                                        : Policy::blocks_per_sm;
+  const int blocks_per_sm =
+      fits_shared ? std::max(1, std::min(Policy::blocks_per_sm, fit_per_sm)) : Policy::blocks_per_sm;
   constexpr std::uint64_t tile_vectors = std::uint64_t{Policy::block_threads} * Policy::vectors_in_flight;
   const std::uint64_t blocks = std::max<std::uint64_t>(
       1, std::min<std::uint64_t>(ceil_div(split.vectors, tile_vectors), resident_grid_blocks(blocks_per_sm)));
@@ -472,9 +472,9 @@ void enqueue_histogram_even(vector_split<N> split, const Sample* samples, const 
   c.dependency = launch_dependency::programmatic;
   if constexpr (sizeof(Sample) == 1 && N == 16) {
     constexpr std::uint64_t byte_tile_vectors = std::uint64_t{Policy::byte_block_threads} * Policy::vectors_in_flight;
-    const std::uint64_t byte_blocks = std::max<std::uint64_t>(
-        1, std::min<std::uint64_t>(ceil_div(split.vectors, byte_tile_vectors),
-                                   resident_grid_blocks(Policy::byte_blocks_per_sm)));
+    const std::uint64_t byte_blocks =
+        std::max<std::uint64_t>(1, std::min<std::uint64_t>(ceil_div(split.vectors, byte_tile_vectors),
+                                                           resident_grid_blocks(Policy::byte_blocks_per_sm)));
     const std::uint64_t byte_block_samples_bound =
         (ceil_div(split.vectors / byte_tile_vectors, byte_blocks) + 1) * byte_tile_vectors * N + 2 * N;
     if (byte_block_samples_bound <= std::numeric_limits<std::uint32_t>::max()) {
@@ -513,8 +513,7 @@ void launch_histogram_even(const Sample* samples, std::uint64_t n, const even_bi
 template <class Sample, class Count>
 constexpr void static_check_histogram_types() {
   using sample = std::remove_const_t<Sample>;
-  static_assert(std::is_arithmetic_v<sample> && !std::is_same_v<sample, bool> &&
-                    !std::is_same_v<sample, long double>,
+  static_assert(std::is_arithmetic_v<sample> && !std::is_same_v<sample, bool> && !std::is_same_v<sample, long double>,
                 "histogram_even samples are integers (not bool), float or double");
   static_assert(!std::is_const_v<Count>, "histogram_even writes its counts: the counts span must not be const");
   static_assert(std::is_integral_v<Count> && std::is_unsigned_v<Count> && !std::is_same_v<Count, bool> &&
@@ -539,8 +538,7 @@ constexpr void static_check_histogram_types() {
 /// bounds are not finite with `lower < upper` (NaN included), integer samples get
 /// bounds that are not whole numbers within the type's range, the bin width
 /// underflows or overflows, or `s` is the null stream; `cuda_error` if a launch fails.
-template <class Policy = histogram_policy, class Sample, std::size_t SampleExtent, class Count,
-          std::size_t CountExtent>
+template <class Policy = histogram_policy, class Sample, std::size_t SampleExtent, class Count, std::size_t CountExtent>
 void histogram_even(cuda::std::span<Sample, SampleExtent> samples, cuda::std::span<Count, CountExtent> counts,
                     histogram_compute_t<Sample> lower, histogram_compute_t<Sample> upper, cuda::stream_ref s) {
   detail::static_check_histogram_types<Sample, Count>();
@@ -548,8 +546,7 @@ void histogram_even(cuda::std::span<Sample, SampleExtent> samples, cuda::std::sp
   detail::expect_histogram_even_arguments(samples, counts, lower, upper, "histogram_even");
   using sample = std::remove_const_t<Sample>;
   detail::launch_histogram_even<Policy>(static_cast<const sample*>(samples.data()), samples.size(),
-                                        detail::make_even_bins<sample>(lower, upper, counts.size()), counts.data(),
-                                        s);
+                                        detail::make_even_bins<sample>(lower, upper, counts.size()), counts.data(), s);
 }
 
 }  // namespace foundry

@@ -49,8 +49,8 @@ template <class T, class Acc = accumulator_t<T>, class Policy = reduce_policy>
 /// Throws `std::invalid_argument` on a null input with elements, an empty or
 /// null output, or scratch that is too small.
 template <class Policy = reduce_policy, class In, std::size_t InExtent, class Acc, std::size_t OutExtent, class Op>
-void reduce(cuda::std::span<In, InExtent> in, cuda::std::span<Acc, OutExtent> out,
-            cuda::std::type_identity_t<Acc> init, Op op, cuda::std::span<std::byte> scratch, cuda::stream_ref s) {
+void reduce(cuda::std::span<In, InExtent> in, cuda::std::span<Acc, OutExtent> out, cuda::std::type_identity_t<Acc> init,
+            Op op, cuda::std::span<std::byte> scratch, cuda::stream_ref s) {
   foundry::transform_reduce<Policy>(cuda::std::make_tuple(in), out, init, op, identity{}, scratch, s);
 }
 
@@ -59,8 +59,8 @@ void reduce(cuda::std::span<In, InExtent> in, cuda::std::span<Acc, OutExtent> ou
 /// covers the input). Asynchronous. Throws as above, and `cuda_error` if the
 /// allocation fails.
 template <class Policy = reduce_policy, class In, std::size_t InExtent, class Acc, std::size_t OutExtent, class Op>
-void reduce(cuda::std::span<In, InExtent> in, cuda::std::span<Acc, OutExtent> out,
-            cuda::std::type_identity_t<Acc> init, Op op, cuda::stream_ref s) {
+void reduce(cuda::std::span<In, InExtent> in, cuda::std::span<Acc, OutExtent> out, cuda::std::type_identity_t<Acc> init,
+            Op op, cuda::stream_ref s) {
   foundry::transform_reduce<Policy>(cuda::std::make_tuple(in), out, init, op, identity{}, s);
 }
 

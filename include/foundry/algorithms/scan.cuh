@@ -56,8 +56,8 @@
 #include <foundry/warp/shuffle.cuh>
 #include <foundry/warp/warp_scan.cuh>
 
-#include <cuda/atomic>
 #include <cuda_pipeline_primitives.h>
+#include <cuda/atomic>
 #include <cuda/std/functional>
 #include <cuda/std/span>
 #include <cuda/std/type_traits>
@@ -342,7 +342,8 @@ __global__ void __launch_bounds__(Policy::block_threads)
       if constexpr (Policy::first_look_delay_ns > 0) {
         if (tiles >= 512) __nanosleep(Policy::first_look_delay_ns);
       }
-      prefix = partial_result<Out>{look_back<Policy::look_back_tiles_per_lane, Policy::poll_delay_ns>(states, tile, op), true};
+      prefix = partial_result<Out>{look_back<Policy::look_back_tiles_per_lane, Policy::poll_delay_ns>(states, tile, op),
+                                   true};
       if (lane == 0 && !last_tile) states.publish(tile, status_prefix, op(prefix.value, tile_total));
     }
     // The prefix of each segment: the tile's, the lanes' before it, this lane's before it.
@@ -405,9 +406,9 @@ __global__ void __launch_bounds__(Policy::block_threads)
 template <class T>
 std::size_t tile_states_bytes(std::uint64_t tiles) {
   const std::size_t n = static_cast<std::size_t>(tiles);
-  const std::size_t arrays = tile_states<T>::packed
-                                 ? round_up<std::size_t>(n * sizeof(unsigned long long), 16)
-                                 : round_up<std::size_t>(n * sizeof(unsigned), 16) + 2 * round_up<std::size_t>(n * sizeof(T), 16);
+  const std::size_t arrays = tile_states<T>::packed ? round_up<std::size_t>(n * sizeof(unsigned long long), 16)
+                                                    : round_up<std::size_t>(n * sizeof(unsigned), 16) +
+                                                          2 * round_up<std::size_t>(n * sizeof(T), 16);
   return 16 + arrays + 16;  // alignment slack, the arrays, the tile counter
 }
 
@@ -455,15 +456,15 @@ void enqueue_scan(vector_split<N> split, const In* in, Out* out, Out init, Op op
   launch_config c;
   c.grid = dim3(static_cast<std::uint32_t>(tiles), 1, 1);
   c.block = dim3(Policy::block_threads, 1, 1);
-  c.dynamic_shared_bytes = std::size_t{Policy::block_threads} * Policy::vectors_in_flight * sizeof(aligned_vector<In, N>);
+  c.dynamic_shared_bytes =
+      std::size_t{Policy::block_threads} * Policy::vectors_in_flight * sizeof(aligned_vector<In, N>);
   c.dependency = launch_dependency::programmatic;
   launch(s, c, scan_kernel<Policy, N, Kind, In, Out, Op>, split, in, out, init, op, states,
          static_cast<std::uint32_t>(tiles));
 }
 
 template <class Policy, scan_kind Kind, class In, std::size_t InExtent, class Out, std::size_t OutExtent, class Op>
-void scan(cuda::std::span<In, InExtent> in, cuda::std::span<Out, OutExtent> out, Out init, Op op,
-          cuda::stream_ref s) {
+void scan(cuda::std::span<In, InExtent> in, cuda::std::span<Out, OutExtent> out, Out init, Op op, cuda::stream_ref s) {
   using T = std::remove_const_t<In>;
   static_assert(!std::is_const_v<Out>, "a scan writes its output: the output span must not be const");
   static_assert(std::is_trivially_copyable_v<Out>, "a scan's output type moves through shuffles: trivially copyable");
@@ -502,8 +503,7 @@ void scan(cuda::std::span<In, InExtent> in, cuda::std::span<Out, OutExtent> out,
 /// null pointer, or the spans overlap other than exactly; `cuda_error` if an
 /// allocation or launch fails.
 template <class Policy = scan_policy, class In, std::size_t InExtent, class Out, std::size_t OutExtent, class Op>
-void inclusive_scan(cuda::std::span<In, InExtent> in, cuda::std::span<Out, OutExtent> out, Op op,
-                    cuda::stream_ref s) {
+void inclusive_scan(cuda::std::span<In, InExtent> in, cuda::std::span<Out, OutExtent> out, Op op, cuda::stream_ref s) {
   detail::scan<Policy, detail::scan_kind::inclusive>(in, out, Out{}, op, s);
 }
 

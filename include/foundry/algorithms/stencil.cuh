@@ -58,9 +58,9 @@
 #include <foundry/launch/launch_config.cuh>
 #include <foundry/util/nvtx.cuh>
 
+#include <cuda_runtime_api.h>
 #include <cuda/std/span>
 #include <cuda/stream_ref>
-#include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -150,7 +150,9 @@ struct convolve_2d_policy {
   /// halo rows, and the vertical window is reused from registers. 2 columns × 16
   /// rows need more than 64 registers (5x5, 128 threads, 116 registers: 2991 GB/s,
   /// 0.711×, probe); 4 columns take 4 rows for the same reason (8 rows spill).
-  __host__ __device__ static constexpr int rows_per_thread(int radius) { return columns_per_thread(radius) == 4 ? 4 : 8; }
+  __host__ __device__ static constexpr int rows_per_thread(int radius) {
+    return columns_per_thread(radius) == 4 ? 4 : 8;
+  }
   /// Resident blocks per SM promised to the compiler (`__launch_bounds__`),
   /// which caps registers at 65536 / (256 × this): 4 gives 64 registers, enough
   /// for 2 columns × 8 rows up to radius 2 without spills; the wider filters
@@ -188,9 +190,9 @@ constexpr std::size_t image_extent(const image_view<T>& v) noexcept {
 /// Throws `std::invalid_argument`. Returns false when the image is empty.
 inline bool check_convolve_2d_arguments(const image_view<const float>& in, const image_view<float>& out,
                                         cuda::std::span<const float> filter) {
-  FOUNDRY_EXPECTS(square_filter_side(filter.size()) != 0,
-                  "convolve_2d needs a square filter of odd size 3x3 to 15x15, got " +
-                      std::to_string(filter.size()) + " weights");
+  FOUNDRY_EXPECTS(
+      square_filter_side(filter.size()) != 0,
+      "convolve_2d needs a square filter of odd size 3x3 to 15x15, got " + std::to_string(filter.size()) + " weights");
   FOUNDRY_EXPECTS(filter.data() != nullptr, "convolve_2d: the filter pointer is null");
   FOUNDRY_EXPECTS(out.width == in.width && out.height == in.height,
                   "convolve_2d: the output is " + std::to_string(out.width) + "x" + std::to_string(out.height) +
@@ -203,9 +205,9 @@ inline bool check_convolve_2d_arguments(const image_view<const float>& in, const
   FOUNDRY_EXPECTS(in.data != nullptr, "convolve_2d: the input pointer is null");
   FOUNDRY_EXPECTS(out.data != nullptr, "convolve_2d: the output pointer is null");
   constexpr std::size_t max_elements = std::numeric_limits<std::size_t>::max() / sizeof(float);
-  FOUNDRY_EXPECTS(in.height - 1 <= (max_elements - in.width) / in.pitch &&
-                      out.height - 1 <= (max_elements - out.width) / out.pitch,
-                  "convolve_2d: height * pitch overflows the address range");
+  FOUNDRY_EXPECTS(
+      in.height - 1 <= (max_elements - in.width) / in.pitch && out.height - 1 <= (max_elements - out.width) / out.pitch,
+      "convolve_2d: height * pitch overflows the address range");
   // Every output depends on its neighbours' inputs, which other blocks may be
   // overwriting: the computation cannot run in place.
   const auto in_begin = reinterpret_cast<std::uintptr_t>(in.data);

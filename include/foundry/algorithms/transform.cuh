@@ -172,8 +172,8 @@ void launch_transform(Out* out, std::uint64_t n, Op op, cuda::stream_ref s, cons
       return;
     }
   }
-  launch(s, transform_launch_config<Policy>(n), transform_kernel<Policy, 1, Out, Op, In...>, split_for_vectors<1>(out, n),
-         out, op, in...);
+  launch(s, transform_launch_config<Policy>(n), transform_kernel<Policy, 1, Out, Op, In...>,
+         split_for_vectors<1>(out, n), out, op, in...);
 }
 
 /// out[i] = op(i): the body in whole-vector stores, the head and tail element-wise.
@@ -272,8 +272,8 @@ void transform(cuda::std::span<In, InExtent> in, cuda::std::span<Out, OutExtent>
 /// Binary transform: `out[i] = op(a[i], b[i])`. See the n-ary overload.
 template <class Policy = transform_policy, class A, std::size_t AExtent, class B, std::size_t BExtent, class Out,
           std::size_t OutExtent, class Op>
-void transform(cuda::std::span<A, AExtent> a, cuda::std::span<B, BExtent> b, cuda::std::span<Out, OutExtent> out,
-               Op op, cuda::stream_ref s) {
+void transform(cuda::std::span<A, AExtent> a, cuda::std::span<B, BExtent> b, cuda::std::span<Out, OutExtent> out, Op op,
+               cuda::stream_ref s) {
   foundry::transform<Policy>(cuda::std::make_tuple(a, b), out, op, s);
 }
 

@@ -98,16 +98,14 @@ inline constexpr int transform_reduce_vector_elements_v = common_vector_elements
 
 /// Input elements in one tile of the vector path.
 template <class Policy, class... In>
-inline constexpr std::uint64_t transform_reduce_tile_elements = std::uint64_t{Policy::block_threads} *
-                                                                Policy::vectors_in_flight *
-                                                                transform_reduce_vector_elements_v<Policy, In...>;
+inline constexpr std::uint64_t transform_reduce_tile_elements =
+    std::uint64_t{Policy::block_threads} * Policy::vectors_in_flight* transform_reduce_vector_elements_v<Policy, In...>;
 
 /// Folds this thread's vectors of one tile into `acc`: all of them, or (when
 /// `valid` is given) those below `valid` vectors into the tile.
 template <class Tile, int N, class Acc, class ReduceOp, class TransformOp, class Values, std::size_t... I>
 __device__ inline void fold_tile(partial_result<Acc>& acc, ReduceOp& reduce_op, TransformOp& transform_op,
-                                 const Values& values, std::index_sequence<I...>,
-                                 std::uint64_t valid = Tile::vectors) {
+                                 const Values& values, std::index_sequence<I...>, std::uint64_t valid = Tile::vectors) {
 #pragma unroll
   for (int u = 0; u < Tile::vectors_per_thread; ++u) {
     if (!Tile::is_valid(u, valid)) continue;
@@ -121,7 +119,7 @@ __device__ inline void fold_tile(partial_result<Acc>& acc, ReduceOp& reduce_op, 
 /// Where a reduction's blocks put their results.
 template <class Acc>
 struct reduction_target {
-  Acc* out;       ///< the result, `init ⊕ total`
+  Acc* out;  ///< the result, `init ⊕ total`
   Acc init;
   Acc* partials;  ///< one per block; null for a one-block grid, which writes `out` itself
 };
@@ -218,9 +216,8 @@ std::size_t scratch_bytes_for_partials(std::uint64_t partials) {
 /// launches are programmatic dependent launches, so the second is resident and
 /// waiting when the first finishes.
 template <class Policy, int N, class Acc, class ReduceOp, class TransformOp, class... In>
-void enqueue_transform_reduce(vector_split<N> split, std::uint64_t max_partials, Acc* out, Acc init,
-                              ReduceOp reduce_op, TransformOp transform_op, std::byte* scratch, cuda::stream_ref s,
-                              const In*... in) {
+void enqueue_transform_reduce(vector_split<N> split, std::uint64_t max_partials, Acc* out, Acc init, ReduceOp reduce_op,
+                              TransformOp transform_op, std::byte* scratch, cuda::stream_ref s, const In*... in) {
   constexpr std::uint64_t tile_vectors = std::uint64_t{Policy::block_threads} * Policy::vectors_in_flight;
   // Never more blocks than tiles: every block then owns at least one.
   const std::uint64_t blocks =
@@ -310,9 +307,9 @@ template <class Acc, class Policy = reduce_policy, class... In>
 /// elements has a null pointer, the output is empty or null, or scratch is too small.
 template <class Policy = reduce_policy, class... In, std::size_t... InExtents, class Acc, std::size_t OutExtent,
           class ReduceOp, class TransformOp>
-void transform_reduce(cuda::std::tuple<cuda::std::span<In, InExtents>...> inputs,
-                      cuda::std::span<Acc, OutExtent> out, cuda::std::type_identity_t<Acc> init, ReduceOp reduce_op,
-                      TransformOp transform_op, cuda::std::span<std::byte> scratch, cuda::stream_ref s) {
+void transform_reduce(cuda::std::tuple<cuda::std::span<In, InExtents>...> inputs, cuda::std::span<Acc, OutExtent> out,
+                      cuda::std::type_identity_t<Acc> init, ReduceOp reduce_op, TransformOp transform_op,
+                      cuda::std::span<std::byte> scratch, cuda::stream_ref s) {
   static_assert(sizeof...(In) >= 1, "transform_reduce needs at least one input");
   static_assert(!std::is_const_v<Acc>, "transform_reduce writes its output: the output span must not be const");
   static_assert(!std::is_same_v<Acc, __half> && !std::is_same_v<Acc, __nv_bfloat16>,
@@ -321,8 +318,7 @@ void transform_reduce(cuda::std::tuple<cuda::std::span<In, InExtents>...> inputs
   detail::expect_reduction_arguments(inputs, out, "transform_reduce");
   const std::size_t n = cuda::std::get<0>(inputs).size();
   const std::size_t needed = transform_reduce_scratch_bytes<Acc, Policy, In...>(n);
-  detail::expect_scratch(scratch.data(), scratch.size(), needed, "transform_reduce",
-                         "transform_reduce_scratch_bytes");
+  detail::expect_scratch(scratch.data(), scratch.size(), needed, "transform_reduce", "transform_reduce_scratch_bytes");
   detail::enqueue_with_scratch<Policy>(inputs, out, init, reduce_op, transform_op, scratch.data(), s);
 }
 
@@ -339,13 +335,13 @@ void transform_reduce(cuda::std::tuple<cuda::std::span<In, InExtents>...> inputs
 /// in scratch that a foundry::stream kept) took 4.1-4.25 us: slower, not kept.
 template <class Policy = reduce_policy, class... In, std::size_t... InExtents, class Acc, std::size_t OutExtent,
           class ReduceOp, class TransformOp>
-void transform_reduce(cuda::std::tuple<cuda::std::span<In, InExtents>...> inputs,
-                      cuda::std::span<Acc, OutExtent> out, cuda::std::type_identity_t<Acc> init, ReduceOp reduce_op,
-                      TransformOp transform_op, cuda::stream_ref s) {
+void transform_reduce(cuda::std::tuple<cuda::std::span<In, InExtents>...> inputs, cuda::std::span<Acc, OutExtent> out,
+                      cuda::std::type_identity_t<Acc> init, ReduceOp reduce_op, TransformOp transform_op,
+                      cuda::stream_ref s) {
   detail::expect_reduction_arguments(inputs, out, "transform_reduce");  // before the device is queried
   // Freed stream-ordered when this returns, after the kernels that use it (they run later, in order on s).
-  device_buffer<std::byte> scratch(
-      transform_reduce_scratch_bytes<Acc, Policy, In...>(cuda::std::get<0>(inputs).size()), s);
+  device_buffer<std::byte> scratch(transform_reduce_scratch_bytes<Acc, Policy, In...>(cuda::std::get<0>(inputs).size()),
+                                   s);
   foundry::transform_reduce<Policy>(inputs, out, init, reduce_op, transform_op, scratch.span(), s);
 }
 
@@ -362,9 +358,9 @@ void transform_reduce(cuda::std::span<In, InExtent> in, cuda::std::span<Acc, Out
 /// (with `cuda::std::plus` and `cuda::std::multiplies`, a dot product). See the n-ary overload.
 template <class Policy = reduce_policy, class A, std::size_t AExtent, class B, std::size_t BExtent, class Acc,
           std::size_t OutExtent, class ReduceOp, class TransformOp>
-void transform_reduce(cuda::std::span<A, AExtent> a, cuda::std::span<B, BExtent> b,
-                      cuda::std::span<Acc, OutExtent> out, cuda::std::type_identity_t<Acc> init, ReduceOp reduce_op,
-                      TransformOp transform_op, cuda::stream_ref s) {
+void transform_reduce(cuda::std::span<A, AExtent> a, cuda::std::span<B, BExtent> b, cuda::std::span<Acc, OutExtent> out,
+                      cuda::std::type_identity_t<Acc> init, ReduceOp reduce_op, TransformOp transform_op,
+                      cuda::stream_ref s) {
   foundry::transform_reduce<Policy>(cuda::std::make_tuple(a, b), out, init, reduce_op, transform_op, s);
 }
 

@@ -72,9 +72,7 @@ struct transpose_policy {
   /// Not yet measured on the H200. Expected: 64 gives every thread 16 elements in flight
   /// (the textbook 32 × 32 tile, 4 per thread, reached only 0.6× cudaMemcpy); 32 for
   /// 16-byte elements keeps the tile within the 48 KiB of static shared memory.
-  __host__ __device__ static constexpr int tile_side(std::size_t element_bytes) {
-    return element_bytes <= 8 ? 64 : 32;
-  }
+  __host__ __device__ static constexpr int tile_side(std::size_t element_bytes) { return element_bytes <= 8 ? 64 : 32; }
   /// Blocks per SM that `__launch_bounds__` asks registers for. Not yet measured on the
   /// H200. sm_90, CUDA 13.0 (ptxas): 5 holds a 64 × 64 float tile to 48 registers, no
   /// spills (80 KiB of tiles per SM); 4 holds doubles to 64, no spills (128 KiB).
@@ -123,18 +121,16 @@ enum class matrix_pairing {
 /// pointer when it has elements, and an extent that fits the address range.
 template <class T>
 void expect_matrix(const matrix_view<T>& v, const std::string& what) {
-  FOUNDRY_EXPECTS(v.rows >= 0 && v.cols >= 0, what + " has a negative extent (" + std::to_string(v.rows) + "x" +
-                                                  std::to_string(v.cols) + ")");
+  FOUNDRY_EXPECTS(v.rows >= 0 && v.cols >= 0,
+                  what + " has a negative extent (" + std::to_string(v.rows) + "x" + std::to_string(v.cols) + ")");
   const matrix_view<T> s = stored_form(v);
   FOUNDRY_EXPECTS(s.ld >= s.cols, what + " pitch " + std::to_string(s.ld) + " is smaller than its stored row of " +
                                       std::to_string(s.cols) + " elements");
   if (s.rows == 0 || s.cols == 0) return;
-  FOUNDRY_EXPECTS(s.data != nullptr, what + " is " + std::to_string(v.rows) + "x" + std::to_string(v.cols) +
-                                         " but has a null pointer");
-  constexpr std::int64_t max_elements =
-      std::numeric_limits<std::int64_t>::max() / static_cast<std::int64_t>(sizeof(T));
-  FOUNDRY_EXPECTS(s.rows - 1 <= (max_elements - s.cols) / s.ld,
-                  what + ": rows * pitch overflows the address range");
+  FOUNDRY_EXPECTS(s.data != nullptr,
+                  what + " is " + std::to_string(v.rows) + "x" + std::to_string(v.cols) + " but has a null pointer");
+  constexpr std::int64_t max_elements = std::numeric_limits<std::int64_t>::max() / static_cast<std::int64_t>(sizeof(T));
+  FOUNDRY_EXPECTS(s.rows - 1 <= (max_elements - s.cols) / s.ld, what + ": rows * pitch overflows the address range");
 }
 
 /// The checks shared by `transpose`, `copy_2d` and `naive::transpose`. Throws
@@ -147,8 +143,8 @@ bool check_matrix_pair(const matrix_view<In>& in, const matrix_view<Out>& out, m
   const std::int64_t want_cols = pairing == matrix_pairing::transposed ? in.rows : in.cols;
   FOUNDRY_EXPECTS(out.rows == want_rows && out.cols == want_cols,
                   name + ": the output is " + std::to_string(out.rows) + "x" + std::to_string(out.cols) +
-                      " but must be " + std::to_string(want_rows) + "x" + std::to_string(want_cols) +
-                      " for a " + std::to_string(in.rows) + "x" + std::to_string(in.cols) + " input");
+                      " but must be " + std::to_string(want_rows) + "x" + std::to_string(want_cols) + " for a " +
+                      std::to_string(in.rows) + "x" + std::to_string(in.cols) + " input");
   expect_matrix(in, name + " input");
   expect_matrix(out, name + " output");
   if (in.rows == 0 || in.cols == 0) return false;
@@ -282,8 +278,7 @@ void launch_transpose(const matrix_view<const T>& in, const matrix_view<T>& out,
 /// also copies its `cols % N` tail. N > 1 needs both pointers and both pitches aligned
 /// to the vector (checked by the host).
 template <class Policy, int N, class T>
-__global__ void __launch_bounds__(Policy::block_threads)
-    copy_2d_kernel(matrix_view<const T> src, matrix_view<T> dst) {
+__global__ void __launch_bounds__(Policy::block_threads) copy_2d_kernel(matrix_view<const T> src, matrix_view<T> dst) {
   constexpr int per_thread = Policy::vectors_per_thread;
   constexpr std::int64_t chunk = std::int64_t{Policy::block_threads} * per_thread;
   allow_dependent_launch();
@@ -326,8 +321,9 @@ void enqueue_copy_2d(const matrix_view<const T>& src, const matrix_view<T>& dst,
   const std::uint64_t chunk = std::uint64_t{Policy::block_threads} * Policy::vectors_per_thread;
   launch_config c;
   // At least one block per row: it also copies the row's tail.
-  c.grid = dim3(std::max<std::uint32_t>(1, detail::capped_blocks(vectors, static_cast<std::uint32_t>(chunk), max_grid_x)),
-                static_cast<std::uint32_t>(std::min<std::int64_t>(src.rows, max_grid_yz)), 1);
+  c.grid =
+      dim3(std::max<std::uint32_t>(1, detail::capped_blocks(vectors, static_cast<std::uint32_t>(chunk), max_grid_x)),
+           static_cast<std::uint32_t>(std::min<std::int64_t>(src.rows, max_grid_yz)), 1);
   c.block = dim3(Policy::block_threads, 1, 1);
   c.dependency = Policy::dependency;
   launch(s, c, copy_2d_kernel<Policy, N, T>, src, dst);

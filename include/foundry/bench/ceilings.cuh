@@ -23,9 +23,9 @@
 #include <foundry/runtime/stream.cuh>
 
 #include <cublas_v2.h>
-#include <cuda/stream_ref>
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
+#include <cuda/stream_ref>
 
 #include <algorithm>
 #include <cmath>
@@ -206,8 +206,8 @@ double probe_gemm(const cublas_handle& h, cuda::stream_ref s, int n, cudaDataTyp
   const float alpha = 1.0f;
   const float beta = 0.0f;
   const double t = median_event_seconds(s, 5, [&](cuda::stream_ref) {
-    cublas_try(cublasGemmEx(h.get(), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a.data(), in_type, n, b.data(),
-                            in_type, n, &beta, c.data(), CUDA_R_32F, n, compute, CUBLAS_GEMM_DEFAULT),
+    cublas_try(cublasGemmEx(h.get(), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a.data(), in_type, n, b.data(), in_type,
+                            n, &beta, c.data(), CUDA_R_32F, n, compute, CUBLAS_GEMM_DEFAULT),
                "cublasGemmEx");
   });
   return 2.0 * double(n) * double(n) * double(n) / t;
@@ -245,12 +245,10 @@ inline ceilings measure_ceilings(cuda::stream_ref s) {
     const cublas_handle h(s);
     c.fp32_cublas_flops = detail::try_probe(
         "fp32_cublas", [&] { return detail::probe_gemm<float>(h, s, n, CUDA_R_32F, CUBLAS_COMPUTE_32F); });
-    c.tf32_tensor_flops = detail::try_probe("tf32_tensor", [&] {
-      return detail::probe_gemm<float>(h, s, n, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32);
-    });
-    c.bf16_tensor_flops = detail::try_probe("bf16_tensor", [&] {
-      return detail::probe_gemm<__nv_bfloat16>(h, s, n, CUDA_R_16BF, CUBLAS_COMPUTE_32F);
-    });
+    c.tf32_tensor_flops = detail::try_probe(
+        "tf32_tensor", [&] { return detail::probe_gemm<float>(h, s, n, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32); });
+    c.bf16_tensor_flops = detail::try_probe(
+        "bf16_tensor", [&] { return detail::probe_gemm<__nv_bfloat16>(h, s, n, CUDA_R_16BF, CUBLAS_COMPUTE_32F); });
   } catch (const std::exception& e) {
     std::fprintf(stderr, "foundry bench: cuBLAS ceilings not measured: %s\n", e.what());
     c.fp32_cublas_flops = c.tf32_tensor_flops = c.bf16_tensor_flops = std::numeric_limits<double>::quiet_NaN();

@@ -11,9 +11,9 @@
 #include <foundry/memory/device_buffer.cuh>
 #include <foundry/runtime/stream.cuh>
 
+#include <cuda_runtime_api.h>
 #include <cuda/std/span>
 #include <cuda/stream_ref>
-#include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <type_traits>

@@ -9,9 +9,9 @@
 
 #include <benchmark/benchmark.h>
 #include <cublas_v2.h>
-#include <cuda/version>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
+#include <cuda/version>
 
 #include <cstdio>
 #include <string>
@@ -61,8 +61,8 @@ inline void add_context() {
   FOUNDRY_CUDA_TRY(cudaDriverGetVersion(&driver));
   FOUNDRY_CUDA_TRY(cudaRuntimeGetVersion(&runtime));
   AddCustomContext("gpu", p.name);
-  AddCustomContext("gpu_compute_capability", std::to_string(p.compute_capability_major) + "." +
-                                                 std::to_string(p.compute_capability_minor));
+  AddCustomContext("gpu_compute_capability",
+                   std::to_string(p.compute_capability_major) + "." + std::to_string(p.compute_capability_minor));
   AddCustomContext("gpu_sm_count", std::to_string(p.sm_count));
   AddCustomContext("gpu_sm_clock_max_mhz", std::to_string(p.sm_clock_khz / 1000));
   AddCustomContext("gpu_memory_clock_max_mhz", std::to_string(p.memory_clock_khz / 1000));

@@ -58,8 +58,8 @@
 #include <foundry/runtime/stream.cuh>
 
 #include <benchmark/benchmark.h>
-#include <cuda/stream_ref>
 #include <cuda_runtime_api.h>
+#include <cuda/stream_ref>
 
 #include <algorithm>
 #include <atomic>
@@ -108,9 +108,7 @@ struct options {
 };
 
 /// Turns on manual time (the harness's GPU time) and microseconds. Use with `->Apply(...)`.
-inline void configure(benchmark::internal::Benchmark* b) {
-  b->UseManualTime()->Unit(benchmark::kMicrosecond);
-}
+inline void configure(benchmark::internal::Benchmark* b) { b->UseManualTime()->Unit(benchmark::kMicrosecond); }
 
 namespace detail {
 
@@ -194,8 +192,8 @@ sample_stats take_samples(std::int64_t wanted, cuda::stream_ref s, Enqueue& enqu
   const double one_call_host = host_seconds;
   sample_stats stats;
   if (opt.cache == cache_mode::hot && one_call > 0) {
-    stats.batch = static_cast<int>(std::clamp(std::ceil(min_hot_sample_seconds / one_call), 1.0,
-                                              static_cast<double>(max_hot_batch)));
+    stats.batch = static_cast<int>(
+        std::clamp(std::ceil(min_hot_sample_seconds / one_call), 1.0, static_cast<double>(max_hot_batch)));
   }
   const double delay = std::min(max_delay_seconds, 20e-6 + 1.5 * one_call_host * stats.batch);
 
@@ -355,7 +353,8 @@ void measure_blocking_prepared(benchmark::State& state, const work& w, Prepare&&
 /// `measure_blocking_prepared` with nothing to prepare.
 template <class Call>
 void measure_blocking(benchmark::State& state, const work& w, Call&& call, options opt = {}) {
-  measure_blocking_prepared(state, w, [] {}, std::forward<Call>(call), opt);
+  measure_blocking_prepared(
+      state, w, [] {}, std::forward<Call>(call), opt);
 }
 
 /// Marks the benchmark failed (SkipWithError: "wrong output: <what_failed>") when `ok` is
@@ -388,8 +387,8 @@ inline int run_main(int argc, char** argv) {
     cudaError_t status = cudaGetDeviceCount(&count);
     if (status == cudaSuccess && count == 0) status = cudaErrorNoDevice;
     if (status != cudaSuccess) {
-      std::fprintf(stderr, "foundry bench: no CUDA device (%s: %s): benchmarks need a GPU\n",
-                   cudaGetErrorName(status), cudaGetErrorString(status));
+      std::fprintf(stderr, "foundry bench: no CUDA device (%s: %s): benchmarks need a GPU\n", cudaGetErrorName(status),
+                   cudaGetErrorString(status));
       return 2;
     }
   }

@@ -13,8 +13,8 @@
 #include <foundry/launch/launch_config.cuh>
 #include <foundry/runtime/device.cuh>
 
-#include <cuda/stream_ref>
 #include <cuda_runtime_api.h>
+#include <cuda/stream_ref>
 
 #include <algorithm>
 #include <cstddef>

@@ -58,8 +58,8 @@ template <class T, std::size_t Extent>
 void fill_uniform(cuda::std::span<T, Extent> out, double lo, double hi, std::uint64_t seed, cuda::stream_ref s) {
   if (out.empty()) return;
   // Eight resident blocks per SM saturate the stores; the hash is cheap.
-  launch(s, make_launch_config_1d(out.size(), 256, resident_grid_blocks(8)), detail::fill_uniform_kernel<T>,
-         out.data(), out.size(), lo, hi, seed);
+  launch(s, make_launch_config_1d(out.size(), 256, resident_grid_blocks(8)), detail::fill_uniform_kernel<T>, out.data(),
+         out.size(), lo, hi, seed);
 }
 
 }  // namespace foundry::bench

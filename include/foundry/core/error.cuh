@@ -22,8 +22,7 @@ namespace foundry {
 /// `"<file>:<line>: <expression> failed: <cudaErrorName> (<code>): <message>"`.
 class cuda_error : public std::runtime_error {
  public:
-  cuda_error(cudaError_t code, const char* expression, const char* file, int line,
-             const std::string& context = {})
+  cuda_error(cudaError_t code, const char* expression, const char* file, int line, const std::string& context = {})
       : std::runtime_error(format(code, expression, file, line, context)), code_(code) {}
 
   [[nodiscard]] cudaError_t code() const noexcept { return code_; }
@@ -32,8 +31,8 @@ class cuda_error : public std::runtime_error {
   static std::string format(cudaError_t code, const char* expression, const char* file, int line,
                             const std::string& context) {
     std::string text = std::string(file) + ":" + std::to_string(line) + ": " + expression +
-                       " failed: " + cudaGetErrorName(code) + " (" +
-                       std::to_string(static_cast<int>(code)) + "): " + cudaGetErrorString(code);
+                       " failed: " + cudaGetErrorName(code) + " (" + std::to_string(static_cast<int>(code)) +
+                       "): " + cudaGetErrorString(code);
     if (!context.empty()) text += " [" + context + "]";
     return text;
   }
@@ -44,14 +43,14 @@ class cuda_error : public std::runtime_error {
 
 namespace detail {
 
-[[noreturn]] inline void throw_invalid_argument(const char* condition, const std::string& reason,
-                                                const char* file, int line) {
-  throw std::invalid_argument(std::string(file) + ":" + std::to_string(line) + ": " + reason +
-                              " (expected " + condition + ")");
+[[noreturn]] inline void throw_invalid_argument(const char* condition, const std::string& reason, const char* file,
+                                                int line) {
+  throw std::invalid_argument(std::string(file) + ":" + std::to_string(line) + ": " + reason + " (expected " +
+                              condition + ")");
 }
 
-inline void throw_on_cuda_error(cudaError_t code, const char* expression, const char* file,
-                                int line, const std::string& context = {}) {
+inline void throw_on_cuda_error(cudaError_t code, const char* expression, const char* file, int line,
+                                const std::string& context = {}) {
   if (code != cudaSuccess) {
     // Clear a non-sticky error so that it is not reported again by the next check.
     (void)cudaGetLastError();
@@ -59,12 +58,11 @@ inline void throw_on_cuda_error(cudaError_t code, const char* expression, const 
   }
 }
 
-inline void report_cuda_error(cudaError_t code, const char* expression, const char* file,
-                              int line) noexcept {
+inline void report_cuda_error(cudaError_t code, const char* expression, const char* file, int line) noexcept {
   if (code != cudaSuccess) {
     (void)cudaGetLastError();
-    std::fprintf(stderr, "foundry: %s:%d: %s failed in a destructor: %s: %s\n", file, line,
-                 expression, cudaGetErrorName(code), cudaGetErrorString(code));
+    std::fprintf(stderr, "foundry: %s:%d: %s failed in a destructor: %s: %s\n", file, line, expression,
+                 cudaGetErrorName(code), cudaGetErrorString(code));
   }
 }
 
@@ -95,16 +93,14 @@ inline void check_launch(cudaStream_t stream, const char* file, int line) {
 }  // namespace foundry
 
 /// Throws `foundry::cuda_error` when the CUDA runtime call `expr` fails.
-#define FOUNDRY_CUDA_TRY(expr) \
-  ::foundry::detail::throw_on_cuda_error((expr), #expr, __FILE__, __LINE__)
+#define FOUNDRY_CUDA_TRY(expr) ::foundry::detail::throw_on_cuda_error((expr), #expr, __FILE__, __LINE__)
 
 /// Like `FOUNDRY_CUDA_TRY`, with extra context (a `std::string`) appended to the message.
 #define FOUNDRY_CUDA_TRY_WITH(expr, context) \
   ::foundry::detail::throw_on_cuda_error((expr), #expr, __FILE__, __LINE__, (context))
 
 /// Reports, never throws: for destructors and other `noexcept` paths.
-#define FOUNDRY_CUDA_REPORT(expr) \
-  ::foundry::detail::report_cuda_error((expr), #expr, __FILE__, __LINE__)
+#define FOUNDRY_CUDA_REPORT(expr) ::foundry::detail::report_cuda_error((expr), #expr, __FILE__, __LINE__)
 
 /// Checks the most recent kernel launch; synchronises too under `FOUNDRY_DEBUG_SYNC`.
 #define FOUNDRY_CHECK_LAUNCH() ::foundry::detail::check_launch(__FILE__, __LINE__)
@@ -113,8 +109,7 @@ inline void check_launch(cudaStream_t stream, const char* file, int line) {
 #define FOUNDRY_CHECK_LAUNCH_ON(stream) ::foundry::detail::check_launch((stream), __FILE__, __LINE__)
 
 /// Throws `std::invalid_argument` with `reason` (anything convertible to `std::string`).
-#define FOUNDRY_EXPECTS(condition, reason)                                                \
-  do {                                                                                    \
-    if (!(condition))                                                                     \
-      ::foundry::detail::throw_invalid_argument(#condition, (reason), __FILE__, __LINE__); \
+#define FOUNDRY_EXPECTS(condition, reason) \
+  do { \
+    if (!(condition)) ::foundry::detail::throw_invalid_argument(#condition, (reason), __FILE__, __LINE__); \
   } while (false)

@@ -9,9 +9,9 @@
 ///     foundry::reduce(x, out, foundry::minimum_identity<float>(), foundry::minimum{}, s);
 ///     using acc = foundry::accumulator_t<__half>;   // float
 
-#include <cuda/std/limits>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda/std/limits>
 
 #include <type_traits>
 

@@ -35,9 +35,9 @@
 #include <foundry/runtime/device.cuh>
 #include <foundry/util/nvtx.cuh>
 
-#include <cuda/stream_ref>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda/stream_ref>
 
 #include <cstdint>
 #include <stdexcept>
@@ -78,12 +78,13 @@ template <class In, class Out>
 [[nodiscard]] constexpr bool gemm_rung_supports(gemm_rung rung, int compute_capability) noexcept {
   constexpr bool fp32 = std::is_same_v<In, float> && std::is_same_v<Out, float>;
   constexpr bool half_in_float_out =
-      (std::is_same_v<In, __half> || std::is_same_v<In, __nv_bfloat16>) && std::is_same_v<Out, float>;
+      (std::is_same_v<In, __half> || std::is_same_v<In, __nv_bfloat16>)&&std::is_same_v<Out, float>;
   switch (rung) {
     case gemm_rung::naive: return fp32 || half_in_float_out;
     case gemm_rung::shared_tiled: return fp32;
     case gemm_rung::register_blocked: return fp32;
-    case gemm_rung::tensor_core: return half_in_float_out && compute_capability >= 80;  // bf16 mma needs sm_80
+    case gemm_rung::tensor_core:
+      return half_in_float_out && compute_capability >= 80;  // bf16 mma needs sm_80
     // sm_90a code runs on 9.0 only, and exists only when the program was built with it.
     case gemm_rung::wgmma: return half_in_float_out && gemm_kernels::gemm_wgmma_available(compute_capability);
   }
@@ -168,11 +169,10 @@ template <class In, class Out>
   const std::int64_t m = detail::op_rows(a, op_a), k = detail::op_cols(a, op_a);
   const std::int64_t kb = detail::op_rows(b, op_b), n = detail::op_cols(b, op_b);
   FOUNDRY_EXPECTS(k == kb, "gemm: op(A) is " + std::to_string(m) + " x " + std::to_string(k) + " but op(B) is " +
-                               std::to_string(kb) + " x " + std::to_string(n) +
-                               ": the inner dimensions differ");
-  FOUNDRY_EXPECTS(c.rows == m && c.cols == n, "gemm: C is " + std::to_string(c.rows) + " x " +
-                                                  std::to_string(c.cols) + " but op(A) op(B) is " +
-                                                  std::to_string(m) + " x " + std::to_string(n));
+                               std::to_string(kb) + " x " + std::to_string(n) + ": the inner dimensions differ");
+  FOUNDRY_EXPECTS(c.rows == m && c.cols == n, "gemm: C is " + std::to_string(c.rows) + " x " + std::to_string(c.cols) +
+                                                  " but op(A) op(B) is " + std::to_string(m) + " x " +
+                                                  std::to_string(n));
 
   // op(A)(i, p): p is contiguous ⇔ row-major XOR transposed; likewise for op(B)(p, j) and j.
   const bool a_k_contiguous = detail::op_cols_contiguous(a, op_a);
@@ -251,9 +251,9 @@ void gemm_with(gemm_rung rung, float alpha, matrix_view<TA> a, matrix_op op_a, m
       make_gemm_problem<in, TC>(alpha, detail::as_const_view(a), op_a, detail::as_const_view(b), op_b, beta, c);
   if (p.m == 0 || p.n == 0) return;  // nothing to compute, nothing to touch
   const int cc = get_device_properties().compute_capability();
-  FOUNDRY_EXPECTS((gemm_rung_supports<in, TC>(rung, cc)),
-                  std::string("gemm: rung ") + gemm_rung_name(rung) + " does not handle these types on sm_" +
-                      std::to_string(cc));
+  FOUNDRY_EXPECTS(
+      (gemm_rung_supports<in, TC>(rung, cc)),
+      std::string("gemm: rung ") + gemm_rung_name(rung) + " does not handle these types on sm_" + std::to_string(cc));
   detail::run_rung(rung, p, s);
 }
 

@@ -57,8 +57,7 @@ namespace foundry::gemm_kernels {
 
 /// Tile shape of rung 3: the block tile, the K slice, the blocks per SM the
 /// registers are budgeted for, and the thread sub-tile (a multiple of 4 × 4).
-template <int BlockM = 128, int BlockN = 128, int BlockK = 8, int MinBlocksPerSm = 2, int ThreadM = 8,
-          int ThreadN = 8>
+template <int BlockM = 128, int BlockN = 128, int BlockK = 8, int MinBlocksPerSm = 2, int ThreadM = 8, int ThreadN = 8>
 struct register_blocked_policy {
   /// 128 × 128: 32 FLOPs per byte moved from L2, enough to keep the FMA units
   /// fed. 48.3 TFLOP/s at 8192^3 fp32 on the H200 (0.94× cuBLAS).
@@ -111,7 +110,7 @@ class operand_loader {
  public:
   static constexpr int vectors = Outer * BlockK / 4;  // float4 per tile
   static constexpr int loads = vectors / Threads;     // per thread
-  static constexpr int row = Outer + Pad;              // floats per shared row
+  static constexpr int row = Outer + Pad;             // floats per shared row
   static_assert(vectors % Threads == 0, "each thread moves a whole number of float4");
 
   /// Position (o, k), within the tile, of the first of the 4 elements of this
@@ -132,8 +131,7 @@ class operand_loader {
   }
 
   /// Points at the tile whose corner is (o0, k0); rows o >= outer_end read as 0.
-  __device__ operand_loader(const float* x, std::int64_t ld, std::int64_t o0, std::int64_t outer_end,
-                            std::int64_t k0) {
+  __device__ operand_loader(const float* x, std::int64_t ld, std::int64_t o0, std::int64_t outer_end, std::int64_t k0) {
 #pragma unroll
     for (int l = 0; l < loads; ++l) {
       int o = 0, k = 0;
@@ -224,8 +222,7 @@ __device__ inline void store_four(float* __restrict__ c, std::int64_t ldc, std::
 /// The tile of C a block computes: consecutive blocks walk down a group of 8
 /// tile rows before moving right, so the blocks resident together share A and
 /// B panels in L2 (the grouping of CUTLASS's and Triton's rasterisers).
-__device__ inline void block_tile(std::int64_t tiles_m, std::int64_t tiles_n, std::int64_t& tm,
-                                  std::int64_t& tn) {
+__device__ inline void block_tile(std::int64_t tiles_m, std::int64_t tiles_n, std::int64_t& tm, std::int64_t& tn) {
   constexpr std::int64_t group = 8;
   const std::int64_t id = blockIdx.x;
   const std::int64_t per_group = group * tiles_n;
@@ -245,8 +242,7 @@ __device__ inline void block_tile(std::int64_t tiles_m, std::int64_t tiles_n, st
 template <class Policy, bool AKContiguous, bool BNContiguous, bool Vector>
 __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
     register_blocked_kernel(gemm_problem<float, float> p, std::int64_t k_per_split, float* __restrict__ out,
-                            std::int64_t ldo, std::int64_t out_slice_stride, float alpha, float beta,
-                            bool out_vector) {
+                            std::int64_t ldo, std::int64_t out_slice_stride, float alpha, float beta, bool out_vector) {
   constexpr int bm = Policy::block_m, bn = Policy::block_n, bk = Policy::block_k;
   constexpr int threads = Policy::threads;
   using a_loader = detail::operand_loader<bm, bk, threads, Policy::smem_pad, AKContiguous, Vector>;
@@ -402,9 +398,10 @@ void gemm_register_blocked(const gemm_problem<float, float>& p, const split_k_op
   config.grid = dim3(static_cast<unsigned>(tiles), 1, static_cast<unsigned>(plan.splits));
 
   // The kernel for this problem's layouts and alignment: one of eight instantiations.
-  using kernel_type = void (*)(gemm_problem<float, float>, std::int64_t, float*, std::int64_t, std::int64_t, float,
-                               float, bool);
-  constexpr kernel_type kernels[2][2][2] = {  // [a_k_contiguous][b_n_contiguous][vector]
+  using kernel_type =
+      void (*)(gemm_problem<float, float>, std::int64_t, float*, std::int64_t, std::int64_t, float, float, bool);
+  constexpr kernel_type kernels[2][2][2] = {
+      // [a_k_contiguous][b_n_contiguous][vector]
       {{register_blocked_kernel<Policy, false, false, false>, register_blocked_kernel<Policy, false, false, true>},
        {register_blocked_kernel<Policy, false, true, false>, register_blocked_kernel<Policy, false, true, true>}},
       {{register_blocked_kernel<Policy, true, false, false>, register_blocked_kernel<Policy, true, false, true>},

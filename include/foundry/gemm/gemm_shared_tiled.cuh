@@ -36,8 +36,7 @@ inline constexpr int shared_tile = 32;
 /// Rows of the shared tiles are padded to 33 floats so that a warp writing a
 /// column touches 32 different banks.
 template <bool AKContiguous, bool BNContiguous>
-__global__ void __launch_bounds__(shared_tile* shared_tile)
-    shared_tiled_kernel(gemm_problem<float, float> p) {
+__global__ void __launch_bounds__(shared_tile* shared_tile) shared_tiled_kernel(gemm_problem<float, float> p) {
   constexpr int t = shared_tile;
   __shared__ float a_tile[t][t + 1];  // a_tile[i][k] = A(m0 + i, k0 + k)
   __shared__ float b_tile[t][t + 1];  // b_tile[k][j] = B(k0 + k, n0 + j)

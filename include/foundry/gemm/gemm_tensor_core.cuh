@@ -55,9 +55,9 @@
 #include <foundry/runtime/device.cuh>
 #include <foundry/util/nvtx.cuh>
 
-#include <cuda/stream_ref>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda/stream_ref>
 
 #include <cstddef>
 #include <cstdint>
@@ -150,8 +150,7 @@ struct tensor_core_fallback_policy {
 template <class In>
 [[nodiscard]] bool gemm_tensor_core_fast_path(const gemm_problem<In, float>& p) noexcept {
   constexpr std::int64_t elements_per_copy = 16 / sizeof(In);
-  return p.lda % elements_per_copy == 0 && p.ldb % elements_per_copy == 0 && is_aligned(p.a, 16) &&
-         is_aligned(p.b, 16);
+  return p.lda % elements_per_copy == 0 && p.ldb % elements_per_copy == 0 && is_aligned(p.a, 16) && is_aligned(p.b, 16);
 }
 
 namespace detail {
@@ -340,15 +339,15 @@ __device__ void load_fragments(warp_fragments<MFragments, NFragments>& f, std::u
 #pragma unroll
   for (int i = 0; i < MFragments; ++i) {
     ldmatrix_x4<ALayout::transpose>(
-        f.a[i], s_a + static_cast<std::uint32_t>(ALayout::template fragment_offset<fragment_order::mn_first>(
-                          warp_row + 16 * i, k, lane)));
+        f.a[i], s_a + static_cast<std::uint32_t>(
+                          ALayout::template fragment_offset<fragment_order::mn_first>(warp_row + 16 * i, k, lane)));
   }
 #pragma unroll
   for (int j = 0; j < NFragments / 2; ++j) {
     std::uint32_t r[4];
     ldmatrix_x4<BLayout::transpose>(
-        r, s_b + static_cast<std::uint32_t>(BLayout::template fragment_offset<fragment_order::k_first>(
-                     warp_col + 16 * j, k, lane)));
+        r, s_b + static_cast<std::uint32_t>(
+                     BLayout::template fragment_offset<fragment_order::k_first>(warp_col + 16 * j, k, lane)));
     f.b[2 * j][0] = r[0];  // columns 16j .. 16j+7:  k 0-7, k 8-15
     f.b[2 * j][1] = r[1];
     f.b[2 * j + 1][0] = r[2];  // columns 16j+8 .. 16j+15
@@ -521,12 +520,12 @@ __global__ void __launch_bounds__(tensor_core_shape<Policy>::threads, Policy::bl
           __syncthreads();
           read_stage = next(read_stage);
           if (step + 1 < steps) {
-            load_fragments<a_layout, b_layout>(frag[(ks + 1) % 2], stage_a(read_stage), stage_b(read_stage),
-                                               warp_row, warp_col, 0, lane);
+            load_fragments<a_layout, b_layout>(frag[(ks + 1) % 2], stage_a(read_stage), stage_b(read_stage), warp_row,
+                                               warp_col, 0, lane);
           }
         } else {
-          load_fragments<a_layout, b_layout>(frag[(ks + 1) % 2], stage_a(read_stage), stage_b(read_stage),
-                                             warp_row, warp_col, 16 * (ks + 1), lane);
+          load_fragments<a_layout, b_layout>(frag[(ks + 1) % 2], stage_a(read_stage), stage_b(read_stage), warp_row,
+                                             warp_col, 16 * (ks + 1), lane);
         }
         mma_fragments<In>(acc, frag[ks % 2]);
       }
@@ -602,8 +601,8 @@ __global__ void __launch_bounds__(tensor_core_shape<Policy>::threads)
     warp_fragments<shape::m_fragments, shape::n_fragments> frag;
 #pragma unroll
     for (int k = 0; k < bk; k += 16) {
-      load_fragments<a_layout, b_layout>(frag, shared_address(s_a_bytes), shared_address(s_b_bytes), warp_row,
-                                         warp_col, k, lane);
+      load_fragments<a_layout, b_layout>(frag, shared_address(s_a_bytes), shared_address(s_b_bytes), warp_row, warp_col,
+                                         k, lane);
       mma_fragments<In>(acc, frag);
     }
     __syncthreads();  // the next step overwrites the tiles
@@ -645,10 +644,9 @@ template <class Policy = tensor_core_auto_policy>
                : tensor_core_split_k<tensor_core_policy>(m, n, k, requested, sm_count);
   } else {
     constexpr std::int64_t min_k_per_split = 512;
-    const std::int64_t tiles =
-        ceil_div<std::int64_t>(m, Policy::block_m) * ceil_div<std::int64_t>(n, Policy::block_n);
-    return plan_split_k(tiles, std::int64_t{sm_count} * Policy::blocks_per_sm, sm_count, k, Policy::block_k,
-                        requested, min_k_per_split);
+    const std::int64_t tiles = ceil_div<std::int64_t>(m, Policy::block_m) * ceil_div<std::int64_t>(n, Policy::block_n);
+    return plan_split_k(tiles, std::int64_t{sm_count} * Policy::blocks_per_sm, sm_count, k, Policy::block_k, requested,
+                        min_k_per_split);
   }
 }
 

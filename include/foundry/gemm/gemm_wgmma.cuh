@@ -72,17 +72,17 @@
 #include <foundry/gemm/detail/tma.cuh>
 #include <foundry/gemm/detail/wgmma.cuh>
 #include <foundry/gemm/gemm_problem.cuh>
-#include <foundry/gemm/split_k.cuh>
 #include <foundry/gemm/gemm_tensor_core.cuh>
+#include <foundry/gemm/split_k.cuh>
 #include <foundry/launch/launch.cuh>
 #include <foundry/launch/launch_config.cuh>
 #include <foundry/runtime/device.cuh>
 #include <foundry/util/nvtx.cuh>
 
-#include <cuda/ptx>
-#include <cuda/stream_ref>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda/ptx>
+#include <cuda/stream_ref>
 
 #include <algorithm>
 #include <cstddef>
@@ -143,8 +143,8 @@ template <class In>
   constexpr std::int64_t max_ld = (std::int64_t{1} << 40) / sizeof(In);
   const auto extent_ok = [&](std::int64_t x) { return x >= 1 && x <= max_extent; };
   const auto ld_ok = [&](std::int64_t ld) { return ld > 0 && ld < max_ld && ld % elements_per_16_bytes == 0; };
-  return extent_ok(p.m) && extent_ok(p.n) && extent_ok(p.k) && ld_ok(p.lda) && ld_ok(p.ldb) &&
-         is_aligned(p.a, 16) && is_aligned(p.b, 16);
+  return extent_ok(p.m) && extent_ok(p.n) && extent_ok(p.k) && ld_ok(p.lda) && ld_ok(p.ldb) && is_aligned(p.a, 16) &&
+         is_aligned(p.b, 16);
 }
 
 namespace detail {
@@ -155,7 +155,7 @@ struct wgmma_shape {
   static constexpr int consumers = Policy::block_m / 64;  ///< consumer warpgroups, 64 rows each
   static constexpr int threads = 128 * (1 + consumers);   ///< plus the producer warpgroup
   static constexpr int consumer_warps = 4 * consumers;
-  static constexpr int row_bytes = 128;                                ///< one swizzled row: block_k elements
+  static constexpr int row_bytes = 128;                                  ///< one swizzled row: block_k elements
   static constexpr int a_bytes = Policy::block_m * Policy::block_k * 2;  ///< 16 KiB
   static constexpr int b_bytes = Policy::block_n * Policy::block_k * 2;  ///< 32 KiB
   static constexpr int stage_bytes = a_bytes + b_bytes;
@@ -272,15 +272,14 @@ __global__ void __launch_bounds__(wgmma_shape<Policy>::threads, 1)
     const std::int64_t k_end = k_begin + k_per_split < p.k ? k_begin + k_per_split : p.k;
     return unit_work{static_cast<std::int32_t>(tile.m * Policy::block_m),  // < 2^31: gemm_wgmma_tma_path
                      static_cast<std::int32_t>(tile.n * Policy::block_n), k_begin,
-                     static_cast<int>(ceil_div<std::int64_t>(k_end - k_begin, Policy::block_k)),
-                     static_cast<int>(z)};
+                     static_cast<int>(ceil_div<std::int64_t>(k_end - k_begin, Policy::block_k)), static_cast<int>(z)};
   };
   const int thread = static_cast<int>(threadIdx.x);
   const int warpgroup = thread / 128;
 
   if (thread == 0) {
     for (int stage = 0; stage < stages; ++stage) {
-      cuda::ptx::mbarrier_init(&full[stage], 1);                      // the producer's arrive + TMA bytes
+      cuda::ptx::mbarrier_init(&full[stage], 1);                       // the producer's arrive + TMA bytes
       cuda::ptx::mbarrier_init(&empty[stage], shape::consumer_warps);  // one arrive per consumer warp
     }
     // Make the initialised barriers visible to the async proxy (TMA) too.
@@ -356,8 +355,7 @@ __global__ void __launch_bounds__(wgmma_shape<Policy>::threads, 1)
       if (w.steps > 0 && lane == 0) (void)cuda::ptx::mbarrier_arrive(&empty[previous_stage]);
 
       p.c = c + std::int64_t{w.split} * c_slice_stride;
-      store_accumulators(acc, p, std::int64_t{w.m0} + 64 * consumer + 16 * warp_in_group, std::int64_t{w.n0},
-                         lane);
+      store_accumulators(acc, p, std::int64_t{w.m0} + 64 * consumer + 16 * warp_in_group, std::int64_t{w.n0}, lane);
     }
   }
 #else
@@ -431,9 +429,9 @@ void gemm_wgmma(const gemm_problem<In, float>& p, const split_k_options& options
   if (p.m <= 0 || p.n <= 0) return;  // nothing to compute, nothing to touch
   const auto& device = get_device_properties();
   const int cc = device.compute_capability();
-  FOUNDRY_EXPECTS(gemm_wgmma_available(cc),
-                  "gemm_wgmma: sm_90a code runs only on compute capability 9.0; this device is sm_" +
-                      std::to_string(cc));
+  FOUNDRY_EXPECTS(
+      gemm_wgmma_available(cc),
+      "gemm_wgmma: sm_90a code runs only on compute capability 9.0; this device is sm_" + std::to_string(cc));
   if (!gemm_wgmma_tma_path(p)) {
     gemm_tensor_core<In>(p, options, s);  // rung 4 takes any alignment, leading dimension and K
     return;

@@ -170,8 +170,8 @@ inline void enqueue_split_k_reduce(const float* w, int splits, std::int64_t m, s
 /// stream-ordered on `s`. Throws `std::invalid_argument` if the caller's
 /// workspace is too small, `cuda_error` if an allocation or a launch fails.
 template <class In, class Partial>
-void enqueue_split_k(const gemm_problem<In, float>& p, int splits, cuda::std::span<float> workspace,
-                     Partial&& partial, cuda::stream_ref s) {
+void enqueue_split_k(const gemm_problem<In, float>& p, int splits, cuda::std::span<float> workspace, Partial&& partial,
+                     cuda::stream_ref s) {
   if (splits <= 1) {
     partial(p, std::int64_t{0});
     return;
@@ -183,8 +183,7 @@ void enqueue_split_k(const gemm_problem<In, float>& p, int splits, cuda::std::sp
     workspace = owned.span();
   }
   FOUNDRY_EXPECTS(workspace.size() >= needed, "split-K workspace of " + std::to_string(workspace.size()) +
-                                                  " floats is smaller than the " + std::to_string(needed) +
-                                                  " needed");
+                                                  " floats is smaller than the " + std::to_string(needed) + " needed");
   gemm_problem<In, float> q = p;
   q.c = workspace.data();
   q.ldc = p.n;

@@ -9,8 +9,8 @@
 #include <foundry/runtime/device.cuh>
 #include <foundry/runtime/stream.cuh>
 
-#include <cuda/stream_ref>
 #include <cuda_runtime_api.h>
+#include <cuda/stream_ref>
 
 #include <string>
 #include <utility>

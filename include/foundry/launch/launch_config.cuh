@@ -40,9 +40,7 @@ struct launch_config {
   [[nodiscard]] constexpr std::uint64_t block_threads() const noexcept {
     return std::uint64_t{block.x} * block.y * block.z;
   }
-  [[nodiscard]] constexpr std::uint64_t grid_blocks() const noexcept {
-    return std::uint64_t{grid.x} * grid.y * grid.z;
-  }
+  [[nodiscard]] constexpr std::uint64_t grid_blocks() const noexcept { return std::uint64_t{grid.x} * grid.y * grid.z; }
   [[nodiscard]] constexpr bool empty() const noexcept { return grid_blocks() == 0; }
 };
 
@@ -74,8 +72,8 @@ constexpr std::uint32_t capped_blocks(std::uint64_t extent, std::uint32_t block,
   launch_config c;
   c.block = dim3(block_x, block_y, 1);
   if (block_x == 0 || block_y == 0) return c;
-  c.grid = dim3(detail::capped_blocks(width, block_x, max_grid_x),
-                detail::capped_blocks(height, block_y, max_grid_yz), 1);
+  c.grid =
+      dim3(detail::capped_blocks(width, block_x, max_grid_x), detail::capped_blocks(height, block_y, max_grid_yz), 1);
   if (c.grid.x == 0 || c.grid.y == 0) c.grid = dim3(0, 1, 1);
   return c;
 }
@@ -87,8 +85,7 @@ constexpr std::uint32_t capped_blocks(std::uint64_t extent, std::uint32_t block,
   launch_config c;
   c.block = dim3(block_x, block_y, block_z);
   if (block_x == 0 || block_y == 0 || block_z == 0) return c;
-  c.grid = dim3(detail::capped_blocks(width, block_x, max_grid_x),
-                detail::capped_blocks(height, block_y, max_grid_yz),
+  c.grid = dim3(detail::capped_blocks(width, block_x, max_grid_x), detail::capped_blocks(height, block_y, max_grid_yz),
                 detail::capped_blocks(depth, block_z, max_grid_yz));
   if (c.grid.x == 0 || c.grid.y == 0 || c.grid.z == 0) c.grid = dim3(0, 1, 1);
   return c;
@@ -142,8 +139,7 @@ template <class Kernel>
   int block = 0;
   FOUNDRY_CUDA_TRY(cudaOccupancyMaxPotentialBlockSize(&min_grid, &block, kernel, dynamic_shared_bytes, 0));
   int active_per_sm = 0;
-  FOUNDRY_CUDA_TRY(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&active_per_sm, kernel, block, dynamic_shared_bytes));
+  FOUNDRY_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&active_per_sm, kernel, block, dynamic_shared_bytes));
   launch_config c = make_launch_config_1d(n, static_cast<std::uint32_t>(block), resident_grid_blocks(active_per_sm));
   c.dynamic_shared_bytes = dynamic_shared_bytes;
   return c;

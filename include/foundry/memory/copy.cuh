@@ -9,9 +9,9 @@
 #include <foundry/runtime/stream.cuh>
 #include <foundry/util/nvtx.cuh>
 
+#include <cuda_runtime_api.h>
 #include <cuda/std/span>
 #include <cuda/stream_ref>
-#include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <string>
@@ -25,9 +25,8 @@ namespace foundry {
 template <class T, std::size_t DstExtent, std::size_t SrcExtent>
 void copy(cuda::std::span<T, DstExtent> dst, cuda::std::span<const T, SrcExtent> src, cuda::stream_ref s) {
   static_assert(std::is_trivially_copyable_v<T>, "copy needs trivially copyable elements");
-  FOUNDRY_EXPECTS(dst.size() == src.size(), "copy between spans of different sizes (" +
-                                                std::to_string(dst.size()) + " and " + std::to_string(src.size()) +
-                                                " elements)");
+  FOUNDRY_EXPECTS(dst.size() == src.size(), "copy between spans of different sizes (" + std::to_string(dst.size()) +
+                                                " and " + std::to_string(src.size()) + " elements)");
   detail::expect_explicit_stream(s);
   if (src.empty()) return;
   FOUNDRY_NVTX_FUNCTION_RANGE();

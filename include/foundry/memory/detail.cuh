@@ -28,8 +28,7 @@ std::size_t checked_bytes(std::size_t n) {
 
 inline std::string describe_allocation(std::size_t bytes, const char* kind) {
   return "allocating " + std::to_string(bytes) + " bytes (" +
-         std::to_string(static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0)) + " GiB) of " +
-         kind;
+         std::to_string(static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0)) + " GiB) of " + kind;
 }
 
 }  // namespace foundry::detail

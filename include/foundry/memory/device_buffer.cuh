@@ -15,9 +15,9 @@
 #include <foundry/runtime/stream.cuh>
 #include <foundry/util/nvtx.cuh>
 
+#include <cuda_runtime_api.h>
 #include <cuda/std/span>
 #include <cuda/stream_ref>
-#include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <utility>
@@ -41,9 +41,7 @@ class device_buffer {
   device_buffer(std::size_t n, cuda::stream_ref s) : stream_(s) { allocate(n); }
 
   /// Allocates `n` elements and fills them with `value` (asynchronous, on `s`).
-  device_buffer(std::size_t n, cuda::stream_ref s, const T& value) : device_buffer(n, s) {
-    fill(span(), value, s);
-  }
+  device_buffer(std::size_t n, cuda::stream_ref s, const T& value) : device_buffer(n, s) { fill(span(), value, s); }
 
   /// Deep copy of `other`, allocated and copied on `s` (asynchronous). Work that
   /// writes `other` on another stream must be ordered before this call.
@@ -56,9 +54,7 @@ class device_buffer {
   device_buffer& operator=(const device_buffer&) = delete;
 
   device_buffer(device_buffer&& other) noexcept
-      : data_(std::exchange(other.data_, nullptr)),
-        size_(std::exchange(other.size_, 0)),
-        stream_(other.stream_) {}
+      : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)), stream_(other.stream_) {}
   device_buffer& operator=(device_buffer&& other) noexcept {
     if (this != &other) {
       release();

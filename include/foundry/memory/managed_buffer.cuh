@@ -7,9 +7,9 @@
 #include <foundry/core/error.cuh>
 #include <foundry/memory/detail.cuh>
 
+#include <cuda_runtime_api.h>
 #include <cuda/std/span>
 #include <cuda/stream_ref>
-#include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <utility>
@@ -76,7 +76,8 @@ class managed_buffer {
   }
   managed_buffer(const managed_buffer&) = delete;
   managed_buffer& operator=(const managed_buffer&) = delete;
-  managed_buffer(managed_buffer&& o) noexcept : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+  managed_buffer(managed_buffer&& o) noexcept
+      : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
   managed_buffer& operator=(managed_buffer&& o) noexcept {
     if (this != &o) {
       release();

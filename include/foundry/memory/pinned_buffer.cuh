@@ -7,8 +7,8 @@
 #include <foundry/core/error.cuh>
 #include <foundry/memory/detail.cuh>
 
-#include <cuda/std/span>
 #include <cuda_runtime_api.h>
+#include <cuda/std/span>
 
 #include <cstddef>
 #include <utility>
@@ -34,7 +34,8 @@ class pinned_buffer {
   }
   pinned_buffer(const pinned_buffer&) = delete;
   pinned_buffer& operator=(const pinned_buffer&) = delete;
-  pinned_buffer(pinned_buffer&& o) noexcept : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+  pinned_buffer(pinned_buffer&& o) noexcept
+      : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
   pinned_buffer& operator=(pinned_buffer&& o) noexcept {
     if (this != &o) {
       release();

@@ -32,9 +32,9 @@
 #include <foundry/runtime/event.cuh>
 #include <foundry/runtime/stream.cuh>
 
+#include <cuda_runtime_api.h>
 #include <cuda/std/span>
 #include <cuda/stream_ref>
-#include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -138,14 +138,14 @@ class stream_pipeline {
     device_buffer<Out> d_out;
     pinned_buffer<In> staging_in;
     pinned_buffer<Out> staging_out;
-    event staging_in_free{event_timing::disabled};   // recorded after the copy out of staging_in
+    event staging_in_free{event_timing::disabled};    // recorded after the copy out of staging_in
     event staging_out_ready{event_timing::disabled};  // recorded after the copy into staging_out
     cuda::std::span<Out> pending_out{};               // where staging_out's chunk belongs; empty: none
   };
 
   template <class Work>
-  void enqueue_chunk(lane& l, cuda::std::span<const In> in, cuda::std::span<Out> out, bool in_pinned,
-                     bool out_pinned, Work& work) {
+  void enqueue_chunk(lane& l, cuda::std::span<const In> in, cuda::std::span<Out> out, bool in_pinned, bool out_pinned,
+                     Work& work) {
     const std::size_t n = in.size();
     const In* source = in.data();
     if (!in_pinned) {
@@ -159,8 +159,7 @@ class stream_pipeline {
     work(cuda::std::span<const In>(l.d_in.data(), n), cuda::std::span<Out>(l.d_out.data(), n), l.s.view());
 
     if (out_pinned) {
-      FOUNDRY_CUDA_TRY(
-          cudaMemcpyAsync(out.data(), l.d_out.data(), n * sizeof(Out), cudaMemcpyDeviceToHost, l.s.get()));
+      FOUNDRY_CUDA_TRY(cudaMemcpyAsync(out.data(), l.d_out.data(), n * sizeof(Out), cudaMemcpyDeviceToHost, l.s.get()));
       return;
     }
     drain_output(l);  // empties staging_out of the lane's previous chunk before it is overwritten

@@ -29,9 +29,9 @@
 #include <foundry/memory/device_buffer.cuh>
 #include <foundry/util/nvtx.cuh>
 
+#include <cuda_runtime_api.h>
 #include <cuda/std/span>
 #include <cuda/stream_ref>
-#include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -176,8 +176,7 @@ void reduce_sum_sequential(cuda::std::span<In, InExtent> in, cuda::std::span<T, 
 
 /// Rung 4: sequential addressing with a warp-shuffle final stage.
 template <class In, std::size_t InExtent, class T, std::size_t OutExtent>
-void reduce_sum_warp_shuffle(cuda::std::span<In, InExtent> in, cuda::std::span<T, OutExtent> out,
-                             cuda::stream_ref s) {
+void reduce_sum_warp_shuffle(cuda::std::span<In, InExtent> in, cuda::std::span<T, OutExtent> out, cuda::stream_ref s) {
   static_assert(std::is_same_v<std::remove_const_t<In>, T>, "naive reductions accumulate in the input type");
   FOUNDRY_NVTX_FUNCTION_RANGE();
   detail::expect_reduce_arguments(in, out);

@@ -46,8 +46,8 @@ __global__ void scan_blocks_kernel(const In* in, std::size_t n, T* scanned, T* b
   __syncthreads();
   for (unsigned offset = 1; offset < blockDim.x; offset *= 2) {
     if (i < n) {
-      buffer[1 - current][tid] = tid >= offset ? op(buffer[current][tid - offset], buffer[current][tid])
-                                               : buffer[current][tid];
+      buffer[1 - current][tid] =
+          tid >= offset ? op(buffer[current][tid - offset], buffer[current][tid]) : buffer[current][tid];
     }
     current = 1 - current;
     __syncthreads();
@@ -109,8 +109,7 @@ void scan(cuda::std::span<In, InExtent> in, cuda::std::span<Out, OutExtent> out,
 
 /// `out[i] = in[0] ⊕ ... ⊕ in[i]`.
 template <class In, std::size_t InExtent, class Out, std::size_t OutExtent, class Op>
-void inclusive_scan(cuda::std::span<In, InExtent> in, cuda::std::span<Out, OutExtent> out, Op op,
-                    cuda::stream_ref s) {
+void inclusive_scan(cuda::std::span<In, InExtent> in, cuda::std::span<Out, OutExtent> out, Op op, cuda::stream_ref s) {
   naive::scan(in, out, Out{}, false, op, s);
 }
 

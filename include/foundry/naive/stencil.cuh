@@ -27,9 +27,9 @@ namespace detail {
 // header, may be included by several translation units of one program: a plain
 // __global__ function here would be defined once per translation unit.
 template <class T>
-__global__ void convolve_2d_kernel(const T* input, std::int64_t width, std::int64_t height,
-                                   std::int64_t input_pitch, const T* filter, int radius, border_mode border,
-                                   T* output, std::int64_t output_pitch) {
+__global__ void convolve_2d_kernel(const T* input, std::int64_t width, std::int64_t height, std::int64_t input_pitch,
+                                   const T* filter, int radius, border_mode border, T* output,
+                                   std::int64_t output_pitch) {
   const std::int64_t x = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (x >= width) return;
   const int k = 2 * radius + 1;

@@ -53,8 +53,8 @@ void transform(cuda::std::span<In, InExtent> in, cuda::std::span<Out, OutExtent>
 
 /// `out[i] = op(a[i], b[i])`.
 template <class A, std::size_t AExtent, class B, std::size_t BExtent, class Out, std::size_t OutExtent, class Op>
-void transform(cuda::std::span<A, AExtent> a, cuda::std::span<B, BExtent> b, cuda::std::span<Out, OutExtent> out,
-               Op op, cuda::stream_ref s) {
+void transform(cuda::std::span<A, AExtent> a, cuda::std::span<B, BExtent> b, cuda::std::span<Out, OutExtent> out, Op op,
+               cuda::stream_ref s) {
   FOUNDRY_NVTX_FUNCTION_RANGE();
   FOUNDRY_EXPECTS(a.size() == out.size() && b.size() == out.size(),
                   "naive::transform inputs have " + std::to_string(a.size()) + " and " + std::to_string(b.size()) +
@@ -63,8 +63,8 @@ void transform(cuda::std::span<A, AExtent> a, cuda::std::span<B, BExtent> b, cud
                   "naive::transform got a null pointer with elements");
   using TA = std::remove_const_t<A>;
   using TB = std::remove_const_t<B>;
-  launch(s, make_launch_config_1d(out.size(), transform_block_threads), transform_kernel<Out, Op, TA, TB>,
-         out.data(), out.size(), op, static_cast<const TA*>(a.data()), static_cast<const TB*>(b.data()));
+  launch(s, make_launch_config_1d(out.size(), transform_block_threads), transform_kernel<Out, Op, TA, TB>, out.data(),
+         out.size(), op, static_cast<const TA*>(a.data()), static_cast<const TB*>(b.data()));
 }
 
 /// `dst[i] = src[i]`, one element per thread (the copy every tutorial writes first).

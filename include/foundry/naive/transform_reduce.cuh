@@ -107,11 +107,11 @@ void transform_reduce(cuda::std::span<In, InExtent> in, cuda::std::span<Acc, Out
 }
 
 /// Binary: `out[0] = init ⊕ transform_op(a[0], b[0]) ⊕ ...`.
-template <class A, std::size_t AExtent, class B, std::size_t BExtent, class Acc, std::size_t OutExtent,
-          class ReduceOp, class TransformOp>
-void transform_reduce(cuda::std::span<A, AExtent> a, cuda::std::span<B, BExtent> b,
-                      cuda::std::span<Acc, OutExtent> out, cuda::std::type_identity_t<Acc> init, ReduceOp reduce_op,
-                      TransformOp transform_op, cuda::stream_ref s) {
+template <class A, std::size_t AExtent, class B, std::size_t BExtent, class Acc, std::size_t OutExtent, class ReduceOp,
+          class TransformOp>
+void transform_reduce(cuda::std::span<A, AExtent> a, cuda::std::span<B, BExtent> b, cuda::std::span<Acc, OutExtent> out,
+                      cuda::std::type_identity_t<Acc> init, ReduceOp reduce_op, TransformOp transform_op,
+                      cuda::stream_ref s) {
   FOUNDRY_NVTX_FUNCTION_RANGE();
   foundry::detail::expect_device_span(a, "naive::transform_reduce input");
   foundry::detail::expect_device_span(b, "naive::transform_reduce input");

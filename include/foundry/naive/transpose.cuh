@@ -45,8 +45,7 @@ void transpose(matrix_view<In> in, matrix_view<T> out, cuda::stream_ref s) {
   foundry::detail::static_check_matrix_types<In, T>();
   FOUNDRY_NVTX_FUNCTION_RANGE();
   const matrix_view<const T> in_c{in.data, in.rows, in.cols, in.ld, in.layout};
-  if (!foundry::detail::check_matrix_pair(in_c, out, foundry::detail::matrix_pairing::transposed,
-                                          "naive::transpose")) {
+  if (!foundry::detail::check_matrix_pair(in_c, out, foundry::detail::matrix_pairing::transposed, "naive::transpose")) {
     return;
   }
   const matrix_view<const T> src = foundry::detail::stored_form(in_c);

@@ -134,9 +134,7 @@ inline device_properties query_device_properties(int device) {
 /// device afterwards. Not copyable or movable: it is tied to one scope.
 class device_guard {
  public:
-  explicit device_guard(int device) : previous_(current_device()) {
-    FOUNDRY_CUDA_TRY(cudaSetDevice(device));
-  }
+  explicit device_guard(int device) : previous_(current_device()) { FOUNDRY_CUDA_TRY(cudaSetDevice(device)); }
   ~device_guard() { FOUNDRY_CUDA_REPORT(cudaSetDevice(previous_)); }
   device_guard(const device_guard&) = delete;
   device_guard& operator=(const device_guard&) = delete;

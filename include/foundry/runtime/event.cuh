@@ -4,8 +4,8 @@
 
 #include <foundry/core/error.cuh>
 
-#include <cuda/stream_ref>
 #include <cuda_runtime_api.h>
+#include <cuda/stream_ref>
 
 #include <utility>
 

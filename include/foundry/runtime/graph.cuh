@@ -18,8 +18,8 @@
 #include <foundry/core/error.cuh>
 #include <foundry/runtime/stream.cuh>
 
-#include <cuda/stream_ref>
 #include <cuda_runtime_api.h>
+#include <cuda/stream_ref>
 
 #include <string>
 #include <utility>

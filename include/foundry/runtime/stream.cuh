@@ -7,8 +7,8 @@
 
 #include <foundry/core/error.cuh>
 
-#include <cuda/stream_ref>
 #include <cuda_runtime_api.h>
+#include <cuda/stream_ref>
 
 #include <utility>
 
@@ -24,8 +24,7 @@ class stream {
   /// value is clamped by the driver to cudaDeviceGetStreamPriorityRange.
   /// Throws `cuda_error` (for example when no device is present).
   explicit stream(stream_flags flags = stream_flags::non_blocking, int priority = 0) {
-    FOUNDRY_CUDA_TRY(
-        cudaStreamCreateWithPriority(&handle_, static_cast<unsigned>(flags), priority));
+    FOUNDRY_CUDA_TRY(cudaStreamCreateWithPriority(&handle_, static_cast<unsigned>(flags), priority));
   }
   ~stream() { destroy(); }
 

@@ -54,17 +54,17 @@ struct raw_vector<16> {
 /// True when `N` elements of `T` can move in one access: `T` trivially
 /// copyable and `N * sizeof(T)` a power of two of at most 16 bytes.
 template <class T, int N>
-inline constexpr bool is_vectorizable_v = std::is_trivially_copyable_v<T> && N >= 1 &&
+inline constexpr bool is_vectorizable_v = std::is_trivially_copyable_v<T>&& N >= 1 &&
                                           detail::is_power_of_two(sizeof(T) * N) &&
                                           sizeof(T) * N <= static_cast<std::size_t>(max_vector_bytes);
 
 /// Elements of `T` per access of `Bytes` bytes (`Bytes` a power of two), or 1
 /// when `T` does not divide it (then code falls back to scalar accesses).
 template <class T, int Bytes = max_vector_bytes>
-inline constexpr int vector_elements_v =
-    (detail::is_power_of_two(sizeof(T)) && sizeof(T) <= static_cast<std::size_t>(Bytes))
-        ? static_cast<int>(Bytes / sizeof(T))
-        : 1;
+inline constexpr int vector_elements_v = (detail::is_power_of_two(sizeof(T)) &&
+                                          sizeof(T) <= static_cast<std::size_t>(Bytes))
+                                             ? static_cast<int>(Bytes / sizeof(T))
+                                             : 1;
 
 namespace detail {
 /// True when `N` elements of `T` move as one raw integer access. A single element
@@ -80,10 +80,11 @@ inline constexpr bool moves_as_raw_v = is_vectorizable_v<T, N> && (N > 1 || alig
 /// the widest type gets `Bytes` per access, the others the same element count
 /// (fewer bytes). 1 (scalar) when some size is not a power of two or exceeds `Bytes`.
 template <int Bytes, class... T>
-inline constexpr int common_vector_elements_v =
-    ((detail::is_power_of_two(sizeof(T)) && ...) && ((sizeof(T) <= static_cast<std::size_t>(Bytes)) && ...))
-        ? static_cast<int>(static_cast<std::size_t>(Bytes) / std::max({sizeof(T)...}))
-        : 1;
+inline constexpr int common_vector_elements_v = ((detail::is_power_of_two(sizeof(T)) && ...) &&
+                                                 ((sizeof(T) <= static_cast<std::size_t>(Bytes)) && ...))
+                                                    ? static_cast<int>(static_cast<std::size_t>(Bytes) /
+                                                                       std::max({sizeof(T)...}))
+                                                    : 1;
 
 /// `N` elements of `T` in registers, aligned so that the whole array moves in one
 /// access. `N == 1` accepts any trivially copyable `T` (the scalar fallback of

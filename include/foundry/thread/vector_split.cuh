@@ -33,9 +33,7 @@ struct vector_split {
   std::uint64_t vectors = 0;
 
   /// The first element of the tail (== n when there is none).
-  [[nodiscard]] __host__ __device__ constexpr std::uint64_t tail_begin() const noexcept {
-    return head + vectors * N;
-  }
+  [[nodiscard]] __host__ __device__ constexpr std::uint64_t tail_begin() const noexcept { return head + vectors * N; }
   /// The first element of the body in the array that starts at `p`.
   template <class T>
   [[nodiscard]] __host__ __device__ constexpr T* body(T* p) const noexcept {
@@ -57,9 +55,7 @@ template <int N, class T0, class... T>
   if constexpr (N == 1) {
     return true;
   } else {
-    const auto natural = [](auto* q) {
-      return reinterpret_cast<std::uintptr_t>(q) % sizeof(*q) == 0;
-    };
+    const auto natural = [](auto* q) { return reinterpret_cast<std::uintptr_t>(q) % sizeof(*q) == 0; };
     const std::uint64_t phase = vector_phase<N>(p0);
     return natural(p0) && ((natural(p) && vector_phase<N>(p) == phase) && ...);
   }

@@ -23,7 +23,8 @@ namespace foundry {
 
 template <class T>
 class warp_scan {
-  static_assert(std::is_trivially_copyable_v<T>, "warp_scan moves values through shuffles: T must be trivially copyable");
+  static_assert(std::is_trivially_copyable_v<T>,
+                "warp_scan moves values through shuffles: T must be trivially copyable");
 
  public:
   /// Shuffles need no shared memory; the type exists so that warp and block

@@ -16,16 +16,16 @@ namespace foundry::detail {
 /// `x` is empty or has a pointer.
 template <class T, std::size_t Extent>
 void expect_device_span(cuda::std::span<T, Extent> x, const char* what) {
-  FOUNDRY_EXPECTS(x.empty() || x.data() != nullptr, std::string(what) + " has " + std::to_string(x.size()) +
-                                                        " elements but a null pointer");
+  FOUNDRY_EXPECTS(x.empty() || x.data() != nullptr,
+                  std::string(what) + " has " + std::to_string(x.size()) + " elements but a null pointer");
 }
 
 /// `x` has exactly `n` elements, the size of `reference` (for example "the output").
 template <class T, std::size_t Extent>
 void expect_same_size(cuda::std::span<T, Extent> x, std::size_t n, const char* what,
                       const char* reference = "the output") {
-  FOUNDRY_EXPECTS(x.size() == n, std::string(what) + " has " + std::to_string(x.size()) + " elements, " +
-                                     reference + " has " + std::to_string(n));
+  FOUNDRY_EXPECTS(x.size() == n, std::string(what) + " has " + std::to_string(x.size()) + " elements, " + reference +
+                                     " has " + std::to_string(n));
 }
 
 /// `x` holds at least `needed` elements and has a pointer if it must hold any.

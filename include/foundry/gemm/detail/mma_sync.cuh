@@ -33,8 +33,8 @@ __device__ inline std::uint32_t shared_address(const void* p) {
 /// and reads nothing. The copy is ordered by `cp_async_commit`/`cp_async_wait`.
 __device__ inline void cp_async_16(std::uint32_t dst, const void* src, std::uint32_t src_bytes) {
   // .cg: cache in L2 only; the tile is reused from shared memory, not from L1.
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst),
-               "l"(__cvta_generic_to_global(src)), "r"(src_bytes)
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(__cvta_generic_to_global(src)),
+               "r"(src_bytes)
                : "memory");
 }
 

@@ -17,10 +17,10 @@
 
 #include <cuda.h>          // CUtensorMap and its enums: types only, no libcuda symbol is referenced
 #include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled_v12000
-#include <cuda/ptx>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
+#include <cuda/ptx>
 
 #include <cstdint>
 #include <stdexcept>
@@ -42,8 +42,9 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
     FOUNDRY_CUDA_TRY(cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &fn, cudaEnableDefault, &found));
 #endif
     if (found != cudaDriverEntryPointSuccess || fn == nullptr) {
-      throw std::runtime_error("gemm_wgmma: the CUDA driver has no cuTensorMapEncodeTiled (a driver for CUDA 12.0 "
-                               "or later is needed)");
+      throw std::runtime_error(
+          "gemm_wgmma: the CUDA driver has no cuTensorMapEncodeTiled (a driver for CUDA 12.0 "
+          "or later is needed)");
     }
     return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
   }();
@@ -103,8 +104,7 @@ __device__ inline void mbarrier_wait_parity(std::uint64_t* barrier, std::uint32_
 __device__ inline void tma_load_2d(void* s_dst, const CUtensorMap* map, std::int32_t inner, std::int32_t outer,
                                    std::uint64_t* barrier) {
   const std::int32_t coordinates[2] = {inner, outer};
-  cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, s_dst, map, coordinates,
-                                  barrier);
+  cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, s_dst, map, coordinates, barrier);
 }
 
 }  // namespace foundry::gemm_kernels::detail
