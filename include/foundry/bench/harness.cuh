@@ -163,6 +163,21 @@ inline constexpr int max_hot_batch = 1000;
 /// Longest spin kernel before a sample; beyond it, a call's host cost is part of its time.
 inline constexpr double max_delay_seconds = 20e-3;
 
+/// Fills the median, relative standard deviation and count of the samples `v` (seconds).
+inline void summarize(const std::vector<double>& v, sample_stats& stats) {
+  std::vector<double> sorted = v;
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t m = sorted.size();
+  stats.median_seconds = m % 2 == 1 ? sorted[m / 2] : 0.5 * (sorted[m / 2 - 1] + sorted[m / 2]);
+  double mean = 0;
+  for (double x : v) mean += x;
+  mean /= static_cast<double>(m);
+  double var = 0;
+  for (double x : v) var += (x - mean) * (x - mean);
+  stats.noise = m > 1 && mean > 0 ? std::sqrt(var / static_cast<double>(m - 1)) / mean : 0.0;
+  stats.samples = static_cast<int>(m);
+}
+
 template <class Enqueue>
 sample_stats take_samples(std::int64_t wanted, cuda::stream_ref s, Enqueue& enqueue, const options& opt) {
   using clock = std::chrono::steady_clock;
@@ -205,18 +220,7 @@ sample_stats take_samples(std::int64_t wanted, cuda::stream_ref s, Enqueue& enqu
     v.push_back(timed(stats.batch, delay));
     if (clock::now() > budget_end) break;
   }
-
-  std::vector<double> sorted = v;
-  std::sort(sorted.begin(), sorted.end());
-  const std::size_t m = sorted.size();
-  stats.median_seconds = m % 2 == 1 ? sorted[m / 2] : 0.5 * (sorted[m / 2 - 1] + sorted[m / 2]);
-  double mean = 0;
-  for (double x : v) mean += x;
-  mean /= static_cast<double>(m);
-  double var = 0;
-  for (double x : v) var += (x - mean) * (x - mean);
-  stats.noise = m > 1 && mean > 0 ? std::sqrt(var / static_cast<double>(m - 1)) / mean : 0.0;
-  stats.samples = static_cast<int>(m);
+  summarize(v, stats);
   return stats;
 }
 
@@ -246,6 +250,33 @@ inline void report(benchmark::State& state, const work& w, const sample_stats& r
   state.SetLabel(label.c_str());
 }
 
+/// The Google Benchmark side of `measure` and `measure_blocking`: measures the ceilings,
+/// lets `take(iterations)` take the samples of each round, reports their median per
+/// iteration as manual time, then the counters. A failure marks the row failed.
+template <class Take>
+void run_rounds(benchmark::State& state, const work& w, const options& opt, bool host_timed, Take&& take) {
+  if (state.error_occurred()) return;
+  sample_stats stats;
+  try {
+    (void)device_ceilings();  // measured once per process, before the first samples
+  } catch (const std::exception& e) {
+    fail(state, std::string("measuring the ceilings failed: ") + e.what());
+    return;
+  }
+  // One Google Benchmark pass covers all the iterations it asked for; the harness takes
+  // its own samples inside it and reports their median per iteration.
+  while (state.KeepRunningBatch(state.max_iterations)) {
+    try {
+      stats = take(state.max_iterations);
+    } catch (const std::exception& e) {
+      fail(state, e.what());
+      break;
+    }
+    state.SetIterationTime(stats.median_seconds * static_cast<double>(state.max_iterations));
+  }
+  if (!state.error_occurred()) report(state, w, stats, opt, host_timed);
+}
+
 }  // namespace detail
 
 /// Times `enqueue(cuda::stream_ref)` on `s` with CUDA events and reports the median time
@@ -257,26 +288,8 @@ inline void report(benchmark::State& state, const work& w, const sample_stats& r
 /// with the reason instead of ending the program. Blocks the host until the samples finish.
 template <class Enqueue>
 void measure(benchmark::State& state, cuda::stream_ref s, const work& w, Enqueue&& enqueue, options opt = {}) {
-  if (state.error_occurred()) return;
-  detail::sample_stats stats;
-  try {
-    (void)device_ceilings();  // measured once per process, before the first samples
-  } catch (const std::exception& e) {
-    detail::fail(state, std::string("measuring the ceilings failed: ") + e.what());
-    return;
-  }
-  // One Google Benchmark pass covers all the iterations it asked for; the harness takes
-  // its own samples inside it and reports their median per iteration.
-  while (state.KeepRunningBatch(state.max_iterations)) {
-    try {
-      stats = detail::take_samples(state.max_iterations, s, enqueue, opt);
-    } catch (const std::exception& e) {
-      detail::fail(state, e.what());
-      break;
-    }
-    state.SetIterationTime(stats.median_seconds * static_cast<double>(state.max_iterations));
-  }
-  if (!state.error_occurred()) detail::report(state, w, stats, opt);
+  detail::run_rounds(state, w, opt, /*host_timed=*/false,
+                     [&](std::int64_t iterations) { return detail::take_samples(iterations, s, enqueue, opt); });
 }
 
 namespace detail {
@@ -298,18 +311,8 @@ sample_stats take_blocking_samples(std::int64_t wanted, Prepare& prepare, Call& 
     v.push_back(std::chrono::duration<double>(clock::now() - t0).count());
     if (clock::now() > budget_end) break;
   }
-  std::vector<double> sorted = v;
-  std::sort(sorted.begin(), sorted.end());
-  const std::size_t m = sorted.size();
   sample_stats stats;
-  stats.median_seconds = m % 2 == 1 ? sorted[m / 2] : 0.5 * (sorted[m / 2 - 1] + sorted[m / 2]);
-  double mean = 0;
-  for (double x : v) mean += x;
-  mean /= static_cast<double>(m);
-  double var = 0;
-  for (double x : v) var += (x - mean) * (x - mean);
-  stats.noise = m > 1 && mean > 0 ? std::sqrt(var / static_cast<double>(m - 1)) / mean : 0.0;
-  stats.samples = static_cast<int>(m);
+  summarize(v, stats);
   return stats;
 }
 }  // namespace detail
@@ -326,28 +329,13 @@ sample_stats take_blocking_samples(std::int64_t wanted, Prepare& prepare, Call& 
 template <class Prepare, class Call>
 void measure_blocking_prepared(benchmark::State& state, const work& w, Prepare&& prepare, Call&& call,
                                options opt = {}) {
-  if (state.error_occurred()) return;
   if (opt.cache != cache_mode::hot) {
     detail::fail(state, "measure_blocking times hot calls only");
     return;
   }
-  detail::sample_stats stats;
-  try {
-    (void)device_ceilings();
-  } catch (const std::exception& e) {
-    detail::fail(state, std::string("measuring the ceilings failed: ") + e.what());
-    return;
-  }
-  while (state.KeepRunningBatch(state.max_iterations)) {
-    try {
-      stats = detail::take_blocking_samples(state.max_iterations, prepare, call, opt);
-    } catch (const std::exception& e) {
-      detail::fail(state, e.what());
-      break;
-    }
-    state.SetIterationTime(stats.median_seconds * static_cast<double>(state.max_iterations));
-  }
-  if (!state.error_occurred()) detail::report(state, w, stats, opt, /*host_timed=*/true);
+  detail::run_rounds(state, w, opt, /*host_timed=*/true, [&](std::int64_t iterations) {
+    return detail::take_blocking_samples(iterations, prepare, call, opt);
+  });
 }
 
 /// `measure_blocking_prepared` with nothing to prepare.
