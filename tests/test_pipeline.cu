@@ -35,6 +35,10 @@ std::vector<float> serial_affine(const std::vector<float>& host_in) {
   return foundry::test::to_host(out, s);
 }
 
+struct halve_to_double {
+  __host__ __device__ double operator()(int v) const { return v / 2.0; }
+};
+
 cuda::std::span<const float> const_span(const std::vector<float>& v) { return {v.data(), v.size()}; }
 cuda::std::span<float> span(std::vector<float>& v) { return {v.data(), v.size()}; }
 
@@ -137,4 +141,49 @@ TEST_CASE("a moved-from pipeline throws invalid_argument instead of dividing by 
   CHECK_THROWS_AS(run(pipeline), std::invalid_argument);  // NOLINT(bugprone-use-after-move): what is tested
   run(moved_to);
   CHECK(out == in);
+}
+
+TEST_CASE("a pipeline pins staging memory only for pageable data, once, and only the direction that needs it",
+          "[gpu]") {
+  foundry::stream_pipeline<float> pipeline(chunk, 3);
+  CHECK(pipeline.staging_bytes() == 0);
+  const std::size_t n = 4 * chunk + 9;
+  const auto in = foundry::test::random_vector<float>(n, -10.0f, 10.0f, 11);
+  const auto expected = serial_affine(in);
+  foundry::pinned_buffer<float> pinned_in(n), pinned_out(n);
+  std::copy(in.begin(), in.end(), pinned_in.begin());
+
+  pipeline.run(cuda::std::span<const float>(pinned_in.span()), pinned_out.span(), affine_work{});
+  CHECK(pipeline.staging_bytes() == 0);
+  CHECK(std::vector<float>(pinned_out.begin(), pinned_out.end()) == expected);
+
+  std::vector<float> pageable_out(n, foundry::test::poison_value<float>());
+  pipeline.run(cuda::std::span<const float>(pinned_in.span()), span(pageable_out), affine_work{});
+  CHECK(pipeline.staging_bytes() == 3 * chunk * sizeof(float));  // output staging only
+  CHECK(pageable_out == expected);
+
+  std::fill(pageable_out.begin(), pageable_out.end(), foundry::test::poison_value<float>());
+  pipeline.run(const_span(in), span(pageable_out), affine_work{});
+  pipeline.run(const_span(in), span(pageable_out), affine_work{});
+  CHECK(pipeline.staging_bytes() == 2 * 3 * chunk * sizeof(float));  // both ways, allocated once
+  CHECK(pageable_out == expected);
+}
+
+TEST_CASE("a pipeline converts between element types and refuses device memory as its host array", "[gpu]") {
+  foundry::stream_pipeline<int, double> pipeline(chunk, 2);
+  const std::size_t n = 3 * chunk + 1;
+  std::vector<int> in(n);
+  for (std::size_t i = 0; i < n; ++i) in[i] = static_cast<int>(i * 7919 % 1000) - 500;
+  std::vector<double> out(n, foundry::test::poison_value<double>());
+  const auto halve = [](cuda::std::span<const int> x, cuda::std::span<double> y, cuda::stream_ref s) {
+    foundry::transform(x, y, halve_to_double{}, s);
+  };
+  pipeline.run(cuda::std::span<const int>(in.data(), n), cuda::std::span<double>(out.data(), n), halve);
+  for (std::size_t i = 0; i < n; ++i) REQUIRE(out[i] == in[i] / 2.0);
+
+  foundry::stream s;
+  foundry::device_buffer<int> device_in(n, s);
+  CHECK_THROWS_WITH(
+      pipeline.run(cuda::std::span<const int>(device_in.data(), n), cuda::std::span<double>(out.data(), n), halve),
+      Contains("device memory"));
 }

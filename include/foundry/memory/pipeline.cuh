@@ -10,7 +10,10 @@
 ///
 /// Design. Chunk c goes to lane c mod N; a lane is one stream with one device
 /// input buffer, one device output buffer and one pinned staging buffer each way,
-/// all allocated once by the constructor and reused by every run. Stream order
+/// allocated once and reused by every run. The device buffers are allocated by the
+/// constructor; a staging buffer only by the first run that needs it (pageable input
+/// or output), since pinning memory is slow (milliseconds per 16 MiB) and a pipeline
+/// fed from pinned arrays never touches it. Stream order
 /// alone makes the device buffers safe to reuse: a lane's next copy in is
 /// enqueued after its previous work, and its next work after its previous copy
 /// out. The staging buffers are filled and emptied by the host, so the host
@@ -67,7 +70,8 @@ class stream_pipeline {
   static constexpr std::size_t default_stream_count = 4;
 
   /// Creates `stream_count` streams and, per stream, `chunk_elements` elements of device
-  /// and pinned memory each way (synchronous). Throws `std::invalid_argument` for a zero
+  /// memory each way (synchronous). Pinned staging memory of the same size is allocated
+  /// by the first run with pageable input (or output), and kept. Throws `std::invalid_argument` for a zero
   /// chunk or stream count (before any CUDA call), `cuda_error` if a stream or an
   /// allocation fails.
   explicit stream_pipeline(std::size_t chunk_elements = std::max<std::size_t>(default_chunk_bytes / sizeof(In), 1),
@@ -86,6 +90,12 @@ class stream_pipeline {
 
   [[nodiscard]] std::size_t chunk_elements() const noexcept { return chunk_elements_; }
   [[nodiscard]] std::size_t stream_count() const noexcept { return lanes_.size(); }
+  /// Bytes of pinned staging memory held: 0 until a run had pageable input or output.
+  [[nodiscard]] std::size_t staging_bytes() const noexcept {
+    std::size_t bytes = 0;
+    for (const lane& l : lanes_) bytes += l.staging_in.size() * sizeof(In) + l.staging_out.size() * sizeof(Out);
+    return bytes;
+  }
 
   /// Computes `out` from `in` chunk by chunk: for each chunk, copies it to the device,
   /// calls `work(in_chunk, out_chunk, stream)` with device spans of the chunk's length
@@ -107,6 +117,7 @@ class stream_pipeline {
     FOUNDRY_EXPECTS(!lanes_.empty(), "run on a moved-from pipeline (it has no streams left)");
     const bool in_pinned = detail::is_pinned_host(in.data(), "input");
     const bool out_pinned = detail::is_pinned_host(out.data(), "output");
+    for (lane& l : lanes_) l.allocate_staging(!in_pinned, !out_pinned);
     try {
       std::size_t chunk = 0;
       for (std::size_t offset = 0; offset < in.size(); offset += chunk_elements_, ++chunk) {
@@ -125,19 +136,22 @@ class stream_pipeline {
         (void)cudaStreamSynchronize(l.s.get());
         l.pending_out = {};
       }
-      (void)cudaGetLastError();
       throw;
     }
   }
 
  private:
   struct lane {
-    explicit lane(std::size_t n) : d_in(n, s), d_out(n, s), staging_in(n), staging_out(n) {}
+    explicit lane(std::size_t n) : d_in(n, s), d_out(n, s) {}
+    void allocate_staging(bool in, bool out) {
+      if (in && staging_in.empty()) staging_in = pinned_buffer<In>(d_in.size());
+      if (out && staging_out.empty()) staging_out = pinned_buffer<Out>(d_out.size());
+    }
     stream s;  // declared first: destroyed after the buffers freed on it
     device_buffer<In> d_in;
     device_buffer<Out> d_out;
-    pinned_buffer<In> staging_in;
-    pinned_buffer<Out> staging_out;
+    pinned_buffer<In> staging_in;                     // empty until a run has pageable input
+    pinned_buffer<Out> staging_out;                   // empty until a run has pageable output
     event staging_in_free{event_timing::disabled};    // recorded after the copy out of staging_in
     event staging_out_ready{event_timing::disabled};  // recorded after the copy into staging_out
     cuda::std::span<Out> pending_out{};               // where staging_out's chunk belongs; empty: none
