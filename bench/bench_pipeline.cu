@@ -101,8 +101,9 @@ std::size_t count_wrong_samples(const float* in, const float* out, std::size_t n
 
 enum class schedule { serial, foundry };
 
+/// `lanes` and `chunk_bytes` (0: the pipeline's defaults) size the pipeline of the foundry schedule.
 template <class Op>
-void bm_pipeline(benchmark::State& state, schedule sched) {
+void bm_pipeline(benchmark::State& state, schedule sched, std::size_t lanes = 0, std::size_t chunk_bytes = 0) {
   const auto bytes = static_cast<std::size_t>(state.range(0));
   const std::size_t n = bytes / sizeof(float);
   foundry::stream s;
@@ -119,8 +120,10 @@ void bm_pipeline(benchmark::State& state, schedule sched) {
   if (sched == schedule::serial) {
     device_in = foundry::device_buffer<float>(n, s);
     device_out = foundry::device_buffer<float>(n, s);
-  } else {
+  } else if (lanes == 0) {
     pipeline.emplace();
+  } else {
+    pipeline.emplace(chunk_bytes / sizeof(float), lanes);
   }
 
   const auto run = [&] {
@@ -153,6 +156,12 @@ void bm_pipeline(benchmark::State& state, schedule sched) {
 
 void bm_pipeline_cheap(benchmark::State& state, schedule sched) { bm_pipeline<cheap_op>(state, sched); }
 void bm_pipeline_compute(benchmark::State& state, schedule sched) { bm_pipeline<compute_op>(state, sched); }
+/// Rows pipeline_tuning/foundry/<bytes>/<lanes>/<chunk MiB>: the cheap kernel through pipelines
+/// of other shapes than the default (4 lanes of 16 MiB), to choose the default from.
+void bm_pipeline_tuning(benchmark::State& state) {
+  bm_pipeline<cheap_op>(state, schedule::foundry, static_cast<std::size_t>(state.range(1)),
+                        static_cast<std::size_t>(state.range(2)) * mib);
+}
 
 /// 256 MiB, 1 GiB and 4 GiB of input. One Google Benchmark round of 10 samples per row
 /// (->Iterations), so that up to 8 GiB of pinned host memory is allocated and filled once
@@ -169,6 +178,17 @@ BENCHMARK_CAPTURE(bm_pipeline_cheap, foundry, schedule::foundry)
     ->Name("pipeline/foundry")
     ->Apply(bench::configure)
     ->Apply(pipeline_sizes);
+BENCHMARK(bm_pipeline_tuning)
+    ->Name("pipeline_tuning/foundry")
+    ->Apply(bench::configure)
+    ->Args({gib, 2, 16})
+    ->Args({gib, 4, 4})
+    ->Args({gib, 4, 8})
+    ->Args({gib, 4, 64})
+    ->Args({gib, 8, 4})
+    ->Args({gib, 8, 8})
+    ->Args({gib, 8, 16})
+    ->Iterations(10);
 BENCHMARK_CAPTURE(bm_pipeline_compute, serial, schedule::serial)
     ->Name("pipeline_compute/serial")
     ->Apply(bench::configure)
