@@ -71,8 +71,10 @@ def load_rows(paths):
     for path in paths:
         with open(path) as f:
             data = json.load(f)
-        contexts.append(data.get("context", {}))
         benchmarks = data.get("benchmarks", [])
+        context = dict(data.get("context", {}))
+        context["binaries"] = sorted({b["binary"] for b in benchmarks if "binary" in b})
+        contexts.append(context)
         medians = {b.get("run_name"): b for b in benchmarks
                    if b.get("run_type") == "aggregate" and b.get("aggregate_name") == "median"}
         groups = sort_groups(benchmarks)
@@ -204,6 +206,8 @@ def summary_table(rows):
              "|---|---|---|---|---|---|---|"]
     for key in order:
         members = groups[key]
+        if all(r["class"] == "peer" for r in members):
+            continue  # variants of one operation with no foundry row: variants_tables shows them
         naive, foundry, peer = pick(members, "naive"), pick(members, "foundry"), best(
             [r for r in members if r["class"] == "peer"])
         ratio = "-"
@@ -260,6 +264,56 @@ def ladder_table(rows):
     return lines
 
 
+def multi_gpu_table(rows):
+    """The rows of bench_nccl (those with a `gpus` counter), one line each in registration order:
+    time, the headline figure, nccl-tests' algorithm and bus bandwidths for the all-reduce
+    (busbw = algbw * 2(n-1)/n), and the scaling efficiency against one GPU (t1 / (gpus * t)) for
+    the sharded algorithms; empty when the input has no such rows."""
+    multi = [r for r in rows if "gpus" in r["extra"]]
+    if not multi:
+        return []
+    lines = ["| benchmark | GPUs | time | figure | algbw GB/s | busbw GB/s | scaling efficiency |",
+             "|---|---|---|---|---|---|---|"]
+    for r in multi:
+        extra = r["extra"]
+        size = " ".join(a for a in r["rest"][:-1]) if len(r["rest"]) > 1 else pretty_size(r["rest"], r["mode"])
+        name = "%s/%s %s" % (r["algorithm"], r["variant"], size)
+        if r["error"]:
+            lines.append("| %s | %d | FAILED | | | | |" % (name, int(extra["gpus"])))
+            continue
+        lines.append("| %s | %d | %s | %s | %s | %s | %s |" % (
+            name, int(extra["gpus"]), fmt_time(r["seconds"]), throughput(r),
+            fmt_num(extra.get("algbw_GB/s")), fmt_num(extra.get("busbw_GB/s")),
+            "-" if extra.get("scaling_efficiency") is None else "%.3f" % extra["scaling_efficiency"]))
+    return lines
+
+
+def variants_tables(rows):
+    """One table per algorithm whose rows are all peers (ways of doing one operation, such as
+    h2d/pageable against h2d/pinned, with no foundry row to rank them against): a column per
+    variant, in registration order, with the time per item where the row counts items
+    (us_per_item), else its throughput."""
+    peer_only = [a for a in dict.fromkeys(r["algorithm"] for r in rows)
+                 if all(r["class"] == "peer" for r in rows if r["algorithm"] == a)]
+    lines = []
+    for algorithm in peer_only:
+        members = [r for r in rows if r["algorithm"] == algorithm]
+        variants = list(dict.fromkeys(r["variant"] for r in members))
+        sizes = sorted(dict.fromkeys((r["mode"], r["rest"]) for r in members),
+                       key=lambda k: (k[0] != "hot", size_sort_key(k[1])))
+        lines += ["", "| %s | %s |" % (algorithm, " | ".join(variants)), "|---|" + "---|" * len(variants)]
+        for mode, rest in sizes:
+            cells = []
+            for v in variants:
+                r = next((r for r in members if r["variant"] == v and (r["mode"], r["rest"]) == (mode, rest)), None)
+                if r is not None and not r["error"] and "us_per_item" in r["extra"]:
+                    cells.append("%s us each" % fmt_num(r["extra"]["us_per_item"]))
+                else:
+                    cells.append("-" if r is None else throughput(r))
+            lines.append("| %s | %s |" % (pretty_size(rest, mode), " | ".join(cells)))
+    return lines
+
+
 def full_table(rows):
     lines = ["| benchmark | time | GB/s | TFLOP/s | flop/byte | % of ceiling | noise | bound | notes |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -284,6 +338,11 @@ def context_lines(contexts, ceilings):
             "gpu_l2_mib", "gpu_ecc", "nvidia_driver", "cuda_runtime", "cublas", "cccl", "date"]
     found = ["%s: %s" % (k, ctx[k]) for k in keys if k in ctx]
     lines = ["Measured on: " + "; ".join(found) + "." if found else "No device context in the input."]
+    if len(contexts) > 1:
+        runs = ["%s (%s)" % (", ".join(ctx["binaries"]) or os.path.basename(ctx.get("executable", "?")),
+                             ctx.get("date", "no date")) for ctx in contexts]
+        lines += ["", "Rows from %d runs of the benchmark script, each on the device above: %s. The ceilings "
+                  "are the first run's." % (len(contexts), ", ".join(runs))]
     if ceilings:
         flops = ", ".join("%s %s TFLOP/s" % (k, fmt_num(v)) for k, v in ceilings["flops"].items())
         lines.append("")
@@ -292,8 +351,9 @@ def context_lines(contexts, ceilings):
     return lines
 
 
-def write_markdown(path, contexts, rows, ceilings):
+def write_markdown(path, contexts, rows, ceilings, excluded=()):
     out = ["# Benchmark results", ""] + context_lines(contexts, ceilings) + [""]
+    out += [line + "\n" for line in excluded]
     out += ["Figures are GB/s (bytes read + written) or TFLOP/s of the median sample; foundry/peer is the peer's "
             "time over foundry's (above 1: foundry is faster); % of ceiling is foundry's (or the best row's) share "
             "of the ceiling that binds it.", ""]
@@ -304,6 +364,16 @@ def write_markdown(path, contexts, rows, ceilings):
                 "TFLOP/s of each rung (the rung called directly, its own tiling and split-K choice) and, in "
                 "brackets, cuBLAS's time over the rung's at the same precision and shape (above 1: the rung is "
                 "faster).", ""] + ladder
+    multi = multi_gpu_table(rows)
+    if multi:
+        out += ["", "### Multi-GPU (foundry::nccl)", "",
+                "bench_nccl's rows: the all-reduce's algorithm bandwidth (bytes / time) and bus bandwidth "
+                "(algbw * 2(n-1)/n, as nccl-tests reports it; 0 on one GPU), and for the sharded algorithms "
+                "the scaling efficiency t1 / (gpus * t) against foundry::gemm / reduce_sum on one GPU.", ""] + multi
+    variants = variants_tables(rows)
+    if variants:
+        out += ["", "### Variants of one operation", "",
+                "Rows with no foundry variant to rank against: each variant side by side."] + variants
     out += ["", "## Every row", ""] + full_table(rows)
     failed = [r for r in rows if r["error"]]
     if failed:
@@ -413,13 +483,21 @@ def main():
     parser.add_argument("--plot", default=None,
                         help="roofline PNG (default: roofline.png beside the Markdown, or in the current folder)")
     parser.add_argument("--no-plot", action="store_true", help="write only the Markdown")
+    parser.add_argument("--exclude", action="append", default=[], metavar="REGEX=REASON",
+                        help="leave out the rows whose name matches REGEX; the report lists them with REASON")
     args = parser.parse_args()
     if not args.no_plot:
         reexec_with_system_python()
 
     contexts, rows = load_rows(args.json)
+    excluded = []
+    for spec in args.exclude:
+        pattern, _, reason = spec.partition("=")
+        left_out = [r for r in rows if re.search(pattern, r["name"])]
+        rows = [r for r in rows if not re.search(pattern, r["name"])]
+        excluded.append("%d row(s) matching `%s` left out: %s" % (len(left_out), pattern, reason or "no reason given"))
     ceilings = ceilings_from(contexts)
-    write_markdown(args.markdown, contexts, rows, ceilings)
+    write_markdown(args.markdown, contexts, rows, ceilings, excluded)
     if not args.no_plot:
         plot = args.plot or os.path.join(os.path.dirname(args.markdown) if args.markdown != "-" else ".", "roofline.png")
         write_plot(plot, rows, ceilings)
