@@ -358,22 +358,22 @@ def write_markdown(path, contexts, rows, ceilings, excluded=()):
             "time over foundry's (above 1: foundry is faster); % of ceiling is foundry's (or the best row's) share "
             "of the ceiling that binds it.", ""]
     out += summary_table(rows)
-    ladder = ladder_table(rows)
-    if ladder:
-        out += ["", "### The GEMM ladder", "",
-                "TFLOP/s of each rung (the rung called directly, its own tiling and split-K choice) and, in "
-                "brackets, cuBLAS's time over the rung's at the same precision and shape (above 1: the rung is "
-                "faster).", ""] + ladder
-    multi = multi_gpu_table(rows)
-    if multi:
-        out += ["", "### Multi-GPU (foundry::nccl)", "",
-                "bench_nccl's rows: the all-reduce's algorithm bandwidth (bytes / time) and bus bandwidth "
-                "(algbw * 2(n-1)/n, as nccl-tests reports it; 0 on one GPU), and for the sharded algorithms "
-                "the scaling efficiency t1 / (gpus * t) against foundry::gemm / reduce_sum on one GPU.", ""] + multi
-    variants = variants_tables(rows)
-    if variants:
-        out += ["", "### Variants of one operation", "",
-                "Rows with no foundry variant to rank against: each variant side by side."] + variants
+    sections = [
+        ("The GEMM ladder",
+         "TFLOP/s of each rung (the rung called directly, its own tiling and split-K choice) and, in brackets, "
+         "cuBLAS's time over the rung's at the same precision and shape (above 1: the rung is faster).",
+         ladder_table(rows)),
+        ("Multi-GPU (foundry::nccl)",
+         "bench_nccl's rows: the all-reduce's algorithm bandwidth (bytes / time) and bus bandwidth (algbw * 2(n-1)/n, "
+         "as nccl-tests reports it; 0 on one GPU), and for the sharded algorithms the scaling efficiency "
+         "t1 / (gpus * t) against foundry::gemm / reduce_sum on one GPU.",
+         multi_gpu_table(rows)),
+        ("Variants of one operation", "Rows with no foundry variant to rank against: each variant side by side.",
+         variants_tables(rows)),
+    ]
+    for title, intro, table in sections:
+        if table:  # a section only for the rows the input has
+            out += ["", "### " + title, "", intro] + ([""] if table[0] else []) + table
     out += ["", "## Every row", ""] + full_table(rows)
     failed = [r for r in rows if r["error"]]
     if failed:
