@@ -20,6 +20,7 @@
 #include <foundry/algorithms/transform.cuh>
 #include <foundry/bench/harness.cuh>
 #include <foundry/memory/device_buffer.cuh>
+#include <foundry/memory/pinned_buffer.cuh>
 #include <foundry/naive/reduce.cuh>
 #include <foundry/runtime/stream.cuh>
 
@@ -148,6 +149,25 @@ void bm_reduce_candidate(benchmark::State& state) {
 
 constexpr std::int64_t elements = std::int64_t{1} << 28;
 
+// The memory checks that foundry::reduce_sum makes on a small call before it enqueues
+// anything (issue 22): one cudaStreamGetDevice and one cudaPointerGetAttributes per span,
+// input and output. Host time per call, to set beside reduce_sum_f32/foundry/1024, whose
+// time includes them; "device" for device_buffers, "pinned" for a page-locked output.
+void bm_reduce_small_call_checks(benchmark::State& state, bool pinned_output) {
+  foundry::stream s;
+  foundry::device_buffer<float> x(static_cast<std::size_t>(state.range(0)), s);
+  foundry::device_buffer<float> out(1, s);
+  foundry::pinned_buffer<float> host_out(1);
+  const cuda::std::span<float> output = pinned_output ? host_out.span() : out.span();
+  for (auto _ : state) {
+    const int device = foundry::detail::device_for_checks(s);
+    foundry::detail::expect_device_accessible(x.span(), device, "reduce input");
+    foundry::detail::expect_device_accessible(output, device, "reduce output");
+    benchmark::DoNotOptimize(device);
+  }
+  s.synchronize();
+}
+
 void every_size(benchmark::internal::Benchmark* b) {
   for (std::int64_t n = std::int64_t{1} << 10; n <= std::int64_t{1} << 30; n *= 4) b->Arg(n);
 }
@@ -186,6 +206,14 @@ BENCHMARK_CAPTURE(bm_reduce_sum_f32, cub, variant::cub)
     ->Name("reduce_sum_f32/cub")
     ->Apply(bench::configure)
     ->Apply(every_size);
+BENCHMARK_CAPTURE(bm_reduce_small_call_checks, device, false)
+    ->Name("reduce_small_call/checks_device")
+    ->Arg(1 << 10)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(bm_reduce_small_call_checks, pinned, true)
+    ->Name("reduce_small_call/checks_pinned")
+    ->Arg(1 << 10)
+    ->Unit(benchmark::kMicrosecond);
 
 // Policy candidates beside the default, so that reduce_policy rests on measured figures.
 constexpr auto contiguous = foundry::tile_assignment::contiguous;

@@ -18,6 +18,7 @@ if ! nvidia-smi -L 2>/dev/null | grep -q GPU; then
 fi
 [ -n "${FOUNDRY_SKIP_DEPS:-}" ] || scripts/install-deps.sh
 export PATH="$PATH:/usr/local/cuda/bin"
+export NCCL_NVLS_ENABLE=0  # bench_nccl: never NVLink multicast on the lent machines
 preset=${FOUNDRY_PRESET:-native}
 if [ -z "${FOUNDRY_SKIP_BUILD:-}" ]; then
   cmake --preset "$preset" -DFOUNDRY_BUILD_BENCHMARKS=ON >/dev/null

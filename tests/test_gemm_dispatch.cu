@@ -15,6 +15,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 using foundry::matrix_layout;
@@ -139,4 +141,98 @@ TEST_CASE("gemm with 16-bit inputs and K = 0 sets C to beta * C", "[gpu]") {
                 matrix_view<const __nv_bfloat16>{nullptr, 0, 3, 3}, matrix_op::none, 0.25f,
                 matrix_view<float>{c.data(), 2, 3, 3}, s);
   CHECK(foundry::test::to_host(c, s) == std::vector<float>(6, 0.5f));
+}
+
+// The plan: every host choice of foundry::gemm as a value, built without a GPU for a
+// given SM count (132: the H200). The split counts are those the rungs' own split-K
+// tests expect (test_gemm_fp32.cu, test_gemm_tensor_core.cu, test_gemm_wgmma.cu).
+namespace {
+
+template <class In>
+foundry::gemm_problem<In, float> plan_problem(std::int64_t m, std::int64_t n, std::int64_t k) {
+  foundry::gemm_problem<In, float> p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.a = reinterpret_cast<const In*>(std::uintptr_t{4096});
+  p.lda = k;
+  p.b = reinterpret_cast<const In*>(std::uintptr_t{8192});
+  p.ldb = n;
+  p.c = reinterpret_cast<float*>(std::uintptr_t{16384});
+  p.ldc = n;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("make_gemm_plan names the rung, tile, stages, residency and split of each rung", "[gemm][plan]") {
+  namespace gk = foundry::gemm_kernels;
+  using foundry::gemm_rung;
+  const auto fp32 = plan_problem<float>(1024, 1024, 8192);
+  const foundry::gemm_plan rb = foundry::make_gemm_plan(fp32, gemm_rung::register_blocked, 132);
+  CHECK(rb.rung == gemm_rung::register_blocked);
+  CHECK_FALSE(rb.fallback);
+  CHECK((rb.block_m == 128 && rb.block_n == 128 && rb.block_k == 8 && rb.stages == 2 && rb.blocks_per_sm == 2));
+  CHECK((rb.split_k == 4 && rb.k_per_split == 2048));  // 64 tiles for 264 slots
+  CHECK(rb.workspace_bytes == 4u * 1024u * 1024u * sizeof(float));
+  CHECK(rb.split_k == gk::register_blocked_split_k(fp32, 0, 132).splits);
+  CHECK(std::string(rb.why).size() > 0);
+
+  const foundry::gemm_plan one = foundry::make_gemm_plan(fp32, gemm_rung::register_blocked, 132, 1);
+  CHECK((one.split_k == 1 && one.workspace_bytes == 0));
+  CHECK(foundry::make_gemm_plan(fp32, gemm_rung::shared_tiled, 132).block_m == 32);
+  CHECK(foundry::make_gemm_plan(fp32, gemm_rung::naive, 132).rung == gemm_rung::naive);
+
+  const auto deep = plan_problem<__nv_bfloat16>(1024, 1024, 8192);
+  const foundry::gemm_plan tc = foundry::make_gemm_plan(deep, gemm_rung::tensor_core, 132);
+  CHECK((tc.rung == gemm_rung::tensor_core && !tc.fallback));
+  CHECK((tc.block_m == 128 && tc.block_n == 256 && tc.block_k == 64 && tc.stages == 3 && tc.blocks_per_sm == 1));
+  CHECK((tc.split_k == 4 && tc.k_per_split == 2048));  // 32 tiles for 132 SMs
+  CHECK(tc.split_k == gk::tensor_core_split_k(1024, 1024, 8192, 0, 132).splits);
+
+  const foundry::gemm_plan shallow =
+      foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(8192, 8192, 1024), gemm_rung::tensor_core, 132);
+  CHECK((shallow.block_n == 128 && shallow.blocks_per_sm == 2 && shallow.split_k == 1));
+
+  const foundry::gemm_plan wg = foundry::make_gemm_plan(deep, gemm_rung::wgmma, 132);
+  CHECK(wg.rung == gemm_rung::wgmma);
+  CHECK((wg.block_m == 128 && wg.block_n == 256 && wg.block_k == 64 && wg.stages == 4 && wg.blocks_per_sm == 1));
+  CHECK((wg.split_k == gk::wgmma_split_k(1024, 1024, 8192, 0, 132).splits && wg.split_k == 4));
+  const foundry::gemm_plan wg8 = foundry::make_gemm_plan(deep, gemm_rung::wgmma, 132, 8);
+  CHECK((wg8.split_k == 8 && wg8.k_per_split == 1024 && wg8.workspace_bytes == 8u * 1024u * 1024u * sizeof(float)));
+}
+
+TEST_CASE("make_gemm_plan takes rung 4 where the wgmma rung cannot describe the operands", "[gemm][plan]") {
+  using foundry::gemm_rung;
+  auto p = plan_problem<__nv_bfloat16>(96, 80, 64);
+  p.lda = 68;  // not a multiple of 8 elements: no TMA, no cp.async
+  const foundry::gemm_plan odd = foundry::make_gemm_plan(p, gemm_rung::wgmma, 132);
+  CHECK((odd.rung == gemm_rung::tensor_core && odd.fallback && odd.split_k == 1));
+  CHECK(foundry::make_gemm_plan(p, gemm_rung::tensor_core, 132).fallback);
+
+  p.lda = 64;
+  p.k = 0;  // TMA needs K >= 1; rung 4's fast kernel takes it
+  const foundry::gemm_plan empty_k = foundry::make_gemm_plan(p, gemm_rung::wgmma, 132);
+  CHECK((empty_k.rung == gemm_rung::tensor_core && !empty_k.fallback && empty_k.split_k == 1));
+}
+
+TEST_CASE("make_gemm_plan refuses a rung that does not handle the types", "[gemm][plan]") {
+  CHECK_THROWS_AS(
+      foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(64, 64, 64), foundry::gemm_rung::register_blocked, 132),
+      std::invalid_argument);
+  CHECK_THROWS_AS(foundry::make_gemm_plan(plan_problem<float>(64, 64, 64), foundry::gemm_rung::wgmma, 132),
+                  std::invalid_argument);
+}
+
+TEST_CASE("gemm_plan::describe prints every choice on one line", "[gemm][plan]") {
+  const foundry::gemm_plan plan =
+      foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(1024, 1024, 8192), foundry::gemm_rung::wgmma, 132);
+  const std::string line = plan.describe();
+  INFO(line);
+  CHECK(line.rfind("wgmma 128x256x64, 4 stages, 1 block/SM, split-K 4 x 2048 (", 0) == 0);
+  CHECK(line.find(std::to_string(plan.workspace_bytes) + " bytes") != std::string::npos);
+  CHECK(line.find(plan.why) != std::string::npos);
+  const foundry::gemm_plan naive =
+      foundry::make_gemm_plan(plan_problem<float>(3, 3, 0), foundry::gemm_rung::naive, 132);
+  CHECK(naive.describe().rfind("naive, split-K 1: ", 0) == 0);
 }

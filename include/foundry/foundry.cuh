@@ -15,6 +15,7 @@
 #include <foundry/core/error.cuh>
 #include <foundry/core/math.cuh>
 #include <foundry/core/operators.cuh>
+#include <foundry/core/overlap.cuh>
 #include <foundry/gemm/gemm.cuh>
 #include <foundry/launch/grid_stride.cuh>
 #include <foundry/launch/launch.cuh>
@@ -31,6 +32,7 @@
 #include <foundry/thread/vector.cuh>
 #include <foundry/thread/vector_split.cuh>
 #include <foundry/util/nvtx.cuh>
+#include <foundry/version.cuh>
 #include <foundry/warp/shuffle.cuh>
 #include <foundry/warp/warp_reduce.cuh>
 #include <foundry/warp/warp_scan.cuh>

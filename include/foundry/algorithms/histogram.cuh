@@ -544,6 +544,9 @@ void histogram_even(cuda::std::span<Sample, SampleExtent> samples, cuda::std::sp
   detail::static_check_histogram_types<Sample, Count>();
   FOUNDRY_NVTX_FUNCTION_RANGE();
   detail::expect_histogram_even_arguments(samples, counts, lower, upper, "histogram_even");
+  const int device = detail::device_for_checks(s);
+  detail::expect_device_accessible(samples, device, "histogram_even samples");
+  detail::expect_device_accessible(counts, device, "histogram_even counts");
   using sample = std::remove_const_t<Sample>;
   detail::launch_histogram_even<Policy>(static_cast<const sample*>(samples.data()), samples.size(),
                                         detail::make_even_bins<sample>(lower, upper, counts.size()), counts.data(), s);

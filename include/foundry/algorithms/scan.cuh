@@ -472,13 +472,11 @@ void scan(cuda::std::span<In, InExtent> in, cuda::std::span<Out, OutExtent> out,
   expect_device_span(in, "scan input");
   expect_device_span(out, "scan output");
   expect_same_size(in, out.size(), "scan input");
-  const auto in_begin = reinterpret_cast<std::uintptr_t>(in.data());
-  const auto out_begin = reinterpret_cast<std::uintptr_t>(out.data());
-  const bool in_place = in_begin == out_begin && sizeof(T) == sizeof(Out);
-  const bool disjoint = in_begin + in.size_bytes() <= out_begin || out_begin + out.size_bytes() <= in_begin;
-  FOUNDRY_EXPECTS(in.empty() || in_place || disjoint,
-                  "scan input and output overlap without being the same array (in place needs equal element sizes)");
+  expect_no_forbidden_overlap(in, out, overlap_rule::same_or_disjoint, "scan input and output");
   if (in.empty()) return;
+  const int device = device_for_checks(s);
+  expect_device_accessible(in, device, "scan input");
+  expect_device_accessible(out, device, "scan output");
   constexpr int n_vector = common_vector_elements_v<Policy::vector_bytes, T, Out>;
   const std::uint64_t n = in.size();
   device_buffer<std::byte> scratch(tile_states_bytes<Out>(scan_tile_count<Policy>(n, 1)), s);

@@ -52,6 +52,7 @@
 /// tiles whose halo lies inside the image skip the tests, and only chunks that
 /// cross the image edge take the per-pixel clamp / zero path.
 
+#include <foundry/algorithms/detail/checks.cuh>
 #include <foundry/core/error.cuh>
 #include <foundry/core/math.cuh>
 #include <foundry/launch/launch.cuh>
@@ -80,14 +81,18 @@ enum class border_mode {
 /// are neither read nor written). A view: it never owns the memory.
 template <class T>
 struct image_view {
+  /// First pixel (row 0, column 0); rows are `width` elements apart.
   T* data = nullptr;
+  /// Pixels per row.
   std::size_t width = 0;
+  /// Rows.
   std::size_t height = 0;
   std::size_t pitch = 0;  ///< in elements, not bytes
 };
 
 /// The filter sizes `convolve_2d` accepts: odd, from 3 to 15.
 inline constexpr int min_filter_size = 3;
+/// Largest filter side `convolve_2d` accepts (15 × 15: the constant bank holds the weights).
 inline constexpr int max_filter_size = 15;
 
 /// Tuning of the fast kernel, as a type (the values shape shared-memory arrays,
@@ -211,11 +216,10 @@ inline bool check_convolve_2d_arguments(const image_view<const float>& in, const
   // Every output depends on its neighbours' inputs, which other blocks may be
   // overwriting: the computation cannot run in place.
   const auto in_begin = reinterpret_cast<std::uintptr_t>(in.data);
-  const auto in_end = in_begin + image_extent(in) * sizeof(float);
   const auto out_begin = reinterpret_cast<std::uintptr_t>(out.data);
-  const auto out_end = out_begin + image_extent(out) * sizeof(float);
-  FOUNDRY_EXPECTS(in_end <= out_begin || out_end <= in_begin,
-                  "convolve_2d: the input and output memory ranges overlap (it cannot run in place)");
+  expect_no_forbidden_overlap({in_begin, in_begin + image_extent(in) * sizeof(float)}, sizeof(float),
+                              {out_begin, out_begin + image_extent(out) * sizeof(float)}, sizeof(float),
+                              overlap_rule::disjoint, "convolve_2d: the input and output memory ranges");
   return true;
 }
 
@@ -488,6 +492,11 @@ void convolve_2d(image_view<const float> input, image_view<float> output, cuda::
                  border_mode border, cuda::stream_ref s) {
   FOUNDRY_NVTX_FUNCTION_RANGE();
   if (!detail::check_convolve_2d_arguments(input, output, filter)) return;
+  // The weights are read here, on the host, into the launch's parameters.
+  detail::expect_host_accessible(filter.data(), "convolve_2d filter");
+  const int device = detail::device_for_checks(s);
+  detail::expect_device_accessible(input.data, device, "convolve_2d input");
+  detail::expect_device_accessible(output.data, device, "convolve_2d output");
   // The radius is a template parameter so that the filter loops unroll and
   // every weight becomes a constant-bank operand of its FMA.
   switch (detail::square_filter_side(filter.size()) / 2) {

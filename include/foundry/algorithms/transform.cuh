@@ -195,10 +195,19 @@ __global__ void __launch_bounds__(Policy::block_threads) tabulate_kernel(vector_
   for_each_head_and_tail(split, [&](std::uint64_t j) { out[j] = op(j); });
 }
 
+/// `start + i`, wrapping as unsigned arithmetic does for integers: the sum is taken in
+/// the unsigned type, since a signed sum that passes the maximum is undefined behaviour.
 template <class T>
 struct iota_op {
   T start;
-  __host__ __device__ T operator()(std::uint64_t i) const { return static_cast<T>(start + static_cast<T>(i)); }
+  __host__ __device__ constexpr T operator()(std::uint64_t i) const {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      using wide = std::make_unsigned_t<T>;
+      return static_cast<T>(static_cast<wide>(static_cast<wide>(start) + static_cast<wide>(i)));
+    } else {
+      return static_cast<T>(start + static_cast<T>(i));
+    }
+  }
 };
 
 /// Copies `split.n` bytes of `src` to `dst`, both at the same offset modulo 16:
@@ -237,10 +246,11 @@ __global__ void __launch_bounds__(Policy::block_threads)
 /// n-ary transform: `out[i] = op(in_0[i], in_1[i], ...)` for every i, where
 /// `inputs` is a `cuda::std::tuple` of spans (`cuda::std::make_tuple(a, b, c)`).
 /// `op` is called on the device with the input elements by value; its result is
-/// converted to the output type. An input may be the output itself (in place) but
-/// must not partially overlap it. Asynchronous on `s`.
-/// Throws `std::invalid_argument` if an input's size differs from the output's
-/// or a non-empty span has a null pointer.
+/// converted to the output type. An input may be the output itself (in place: the same
+/// address and element size) but must not otherwise overlap it. Asynchronous on `s`.
+/// Throws `std::invalid_argument` if an input's size differs from the output's, a
+/// non-empty span has a null pointer, an input overlaps the output other than exactly,
+/// or a span is memory that the stream's device cannot access (host memory, say).
 template <class Policy = transform_policy, class... In, std::size_t... InExtents, class Out, std::size_t OutExtent,
           class Op>
 void transform(cuda::std::tuple<cuda::std::span<In, InExtents>...> inputs, cuda::std::span<Out, OutExtent> out, Op op,
@@ -252,9 +262,16 @@ void transform(cuda::std::tuple<cuda::std::span<In, InExtents>...> inputs, cuda:
       [&](auto... in) {
         (detail::expect_same_size(in, out.size(), "a transform input"), ...);
         (detail::expect_device_span(in, "a transform input"), ...);
+        (detail::expect_no_forbidden_overlap(in, out, detail::overlap_rule::same_or_disjoint,
+                                             "a transform input and the output"),
+         ...);
       },
       inputs);
   if (out.empty()) return;
+  const int device = detail::device_for_checks(s);
+  detail::expect_device_accessible(out, device, "transform output");
+  cuda::std::apply([&](auto... in) { (detail::expect_device_accessible(in, device, "a transform input"), ...); },
+                   inputs);
   cuda::std::apply(
       [&](auto... in) {
         detail::launch_transform<Policy>(out.data(), out.size(), op, s,
@@ -285,6 +302,7 @@ void tabulate(cuda::std::span<T, Extent> out, Op op, cuda::stream_ref s) {
   FOUNDRY_NVTX_FUNCTION_RANGE();
   detail::expect_device_span(out, "tabulate output");
   if (out.empty()) return;
+  detail::expect_device_accessible(out, detail::device_for_checks(s), "tabulate output");
   constexpr int n_vector = vector_elements_v<T, Policy::vector_bytes>;
   if constexpr (n_vector > 1) {
     if (same_vector_phase<n_vector>(out.data())) {
@@ -309,8 +327,8 @@ void iota(cuda::std::span<T, Extent> out, cuda::std::type_identity_t<T> start, c
 /// When `dst` and `src` are equally aligned modulo 16 bytes, 16-byte accesses
 /// move the body in contiguous per-block chunks; otherwise an element-wise
 /// `transform` copies it. `dst` and `src` must not overlap.
-/// Throws `std::invalid_argument` if the sizes differ or a non-empty span has a
-/// null pointer. Use `foundry::copy` (cudaMemcpyAsync) for host memory.
+/// Throws `std::invalid_argument` if the sizes differ, a non-empty span has a
+/// null pointer, the spans overlap, or one is memory the stream's device cannot access. Use `foundry::copy` (cudaMemcpyAsync) for host memory.
 template <class Policy = device_copy_policy, class T, std::size_t DstExtent, class U, std::size_t SrcExtent>
 void device_copy(cuda::std::span<T, DstExtent> dst, cuda::std::span<U, SrcExtent> src, cuda::stream_ref s) {
   static_assert(std::is_same_v<std::remove_const_t<U>, T>, "device_copy copies between spans of the same type");
@@ -321,7 +339,11 @@ void device_copy(cuda::std::span<T, DstExtent> dst, cuda::std::span<U, SrcExtent
   FOUNDRY_EXPECTS(dst.size() == src.size(), "device_copy between spans of different sizes (" +
                                                 std::to_string(dst.size()) + " and " + std::to_string(src.size()) +
                                                 " elements)");
+  detail::expect_no_forbidden_overlap(dst, src, detail::overlap_rule::disjoint, "device_copy destination and source");
   if (src.empty()) return;
+  const int device = detail::device_for_checks(s);
+  detail::expect_device_accessible(dst, device, "device_copy destination");
+  detail::expect_device_accessible(src, device, "device_copy source");
   const auto* src_bytes = reinterpret_cast<const unsigned char*>(src.data());
   auto* dst_bytes = reinterpret_cast<unsigned char*>(dst.data());
   if (!same_vector_phase<16>(src_bytes, dst_bytes)) {

@@ -271,6 +271,19 @@ void expect_reduction_arguments(const cuda::std::tuple<cuda::std::span<In, InExt
   expect_capacity(out, 1, (name + " output").c_str());
 }
 
+/// The memory checks of a reduction (after `expect_reduction_arguments`): every input,
+/// the output and the scratch must be memory that the device of `s` can access.
+template <class... In, std::size_t... InExtents, class Acc, std::size_t OutExtent>
+void expect_reduction_memory(const cuda::std::tuple<cuda::std::span<In, InExtents>...>& inputs,
+                             cuda::std::span<Acc, OutExtent> out, cuda::std::span<std::byte> scratch,
+                             cuda::stream_ref s) {
+  const int device = device_for_checks(s);
+  cuda::std::apply([&](const auto&... in) { (expect_device_accessible(in, device, "transform_reduce input"), ...); },
+                   inputs);
+  expect_device_accessible(out, device, "transform_reduce output");
+  expect_device_accessible(scratch, device, "transform_reduce scratch");
+}
+
 /// Unpacks the input spans into pointers for `launch_transform_reduce`.
 template <class Policy, class... In, std::size_t... InExtents, class Acc, std::size_t OutExtent, class ReduceOp,
           class TransformOp>
@@ -304,7 +317,9 @@ template <class Acc, class Policy = reduce_policy, class... In>
 /// bytes of device memory. An empty input gives `init`. Asynchronous on `s`; the
 /// inputs and `scratch` must stay alive and unchanged until the call completes on `s`.
 /// Throws `std::invalid_argument` if the inputs differ in size, a span with
-/// elements has a null pointer, the output is empty or null, or scratch is too small.
+/// elements has a null pointer, the output is empty or null, scratch is too small, or
+/// an input, the output or the scratch is memory that the stream's device cannot access
+/// (a host variable as the output, say).
 template <class Policy = reduce_policy, class... In, std::size_t... InExtents, class Acc, std::size_t OutExtent,
           class ReduceOp, class TransformOp>
 void transform_reduce(cuda::std::tuple<cuda::std::span<In, InExtents>...> inputs, cuda::std::span<Acc, OutExtent> out,
@@ -319,6 +334,7 @@ void transform_reduce(cuda::std::tuple<cuda::std::span<In, InExtents>...> inputs
   const std::size_t n = cuda::std::get<0>(inputs).size();
   const std::size_t needed = transform_reduce_scratch_bytes<Acc, Policy, In...>(n);
   detail::expect_scratch(scratch.data(), scratch.size(), needed, "transform_reduce", "transform_reduce_scratch_bytes");
+  detail::expect_reduction_memory(inputs, out, needed == 0 ? cuda::std::span<std::byte>{} : scratch, s);
   detail::enqueue_with_scratch<Policy>(inputs, out, init, reduce_op, transform_op, scratch.data(), s);
 }
 

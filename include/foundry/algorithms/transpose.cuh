@@ -87,11 +87,13 @@ struct transpose_policy {
 /// vectors of a row per block. Not yet measured on the H200; the shape is
 /// `device_copy_policy`'s, which reached 0.975× cudaMemcpy at 1 GiB there.
 struct copy_2d_policy {
+  /// Threads per block.
   static constexpr int block_threads = 512;
   /// Vectors per thread, all loaded before any is stored.
   static constexpr int vectors_per_thread = 4;
   /// Bytes per access on the vector path. 16 = one LDG.128/STG.128.
   static constexpr int vector_bytes = 16;
+  /// How the kernel waits for the work before it (programmatic dependent launch on sm_90).
   static constexpr launch_dependency dependency = launch_dependency::programmatic;
 };
 
@@ -154,9 +156,19 @@ bool check_matrix_pair(const matrix_view<In>& in, const matrix_view<Out>& out, m
   const auto in_end = in_begin + static_cast<std::uintptr_t>(stored_extent(stored_form(in))) * sizeof(In);
   const auto out_begin = reinterpret_cast<std::uintptr_t>(out.data);
   const auto out_end = out_begin + static_cast<std::uintptr_t>(stored_extent(stored_form(out))) * sizeof(Out);
-  FOUNDRY_EXPECTS(in_end <= out_begin || out_end <= in_begin,
-                  name + ": the input and output memory ranges overlap (it cannot run in place)");
+  expect_no_forbidden_overlap({in_begin, in_end}, sizeof(In), {out_begin, out_end}, sizeof(Out), overlap_rule::disjoint,
+                              (name + ": the input and output memory ranges").c_str());
   return true;
+}
+
+/// The memory checks of `transpose` and `copy_2d` (after `check_matrix_pair`): both views
+/// must be memory that the device of `s` can access.
+template <class In, class Out>
+void expect_matrix_memory(const matrix_view<In>& in, const matrix_view<Out>& out, cuda::stream_ref s,
+                          const char* algorithm) {
+  const int device = device_for_checks(s);
+  expect_device_accessible(in.data, device, (std::string(algorithm) + " input").c_str());
+  expect_device_accessible(out.data, device, (std::string(algorithm) + " output").c_str());
 }
 
 /// The shape of one transpose tile of `T` under `Policy`.
@@ -378,6 +390,7 @@ void transpose(matrix_view<In> in, matrix_view<T> out, cuda::stream_ref s) {
   FOUNDRY_NVTX_FUNCTION_RANGE();
   const matrix_view<const T> in_c{in.data, in.rows, in.cols, in.ld, in.layout};
   if (!detail::check_matrix_pair(in_c, out, detail::matrix_pairing::transposed, "transpose")) return;
+  detail::expect_matrix_memory(in_c, out, s, "transpose");
   if (in.layout == out.layout) {
     detail::launch_transpose<Policy>(detail::stored_form(in_c), detail::stored_form(out), s);
   } else {
@@ -396,6 +409,7 @@ void copy_2d(matrix_view<In> src, matrix_view<T> dst, cuda::stream_ref s) {
   FOUNDRY_NVTX_FUNCTION_RANGE();
   const matrix_view<const T> src_c{src.data, src.rows, src.cols, src.ld, src.layout};
   if (!detail::check_matrix_pair(src_c, dst, detail::matrix_pairing::same_shape, "copy_2d")) return;
+  detail::expect_matrix_memory(src_c, dst, s, "copy_2d");
   if (src.layout == dst.layout) {
     detail::launch_copy_2d<Policy>(detail::stored_form(src_c), detail::stored_form(dst), s);
   } else {

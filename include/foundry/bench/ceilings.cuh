@@ -34,6 +34,8 @@
 #include <cstdio>
 #include <exception>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -43,6 +45,7 @@ namespace foundry::bench {
 /// Which FLOP ceiling binds a compute-bound benchmark.
 enum class flop_ceiling { fp32_cuda_cores, fp32_cublas, tf32_tensor, bf16_tensor, bf16_mma_sync };
 
+/// The ceiling's name as it appears in the JSON context and the report.
 inline const char* to_string(flop_ceiling c) noexcept {
   switch (c) {
     case flop_ceiling::fp32_cuda_cores: return "fp32_cuda_cores";
@@ -66,6 +69,7 @@ struct ceilings {
   std::size_t copy_bytes = 0;               ///< size of the copy probe (each buffer)
   int gemm_size = 0;                        ///< m = n = k of the GEMM probes
 
+  /// The measured rate of ceiling `c`, in FLOP/s.
   [[nodiscard]] double flops_per_second(flop_ceiling c) const noexcept {
     switch (c) {
       case flop_ceiling::fp32_cuda_cores: return fp32_cuda_cores_flops;
@@ -163,7 +167,7 @@ inline double probe_copy(cuda::stream_ref s, std::size_t bytes) {
 /// dead code); `threads` receives the thread count.
 template <class Kernel, class... Args>
 double time_full_device(cuda::stream_ref s, std::size_t& threads, Kernel kernel, Args... args) {
-  const device_properties& p = get_device_properties();
+  const device_properties& p = get_device_properties(stream_device(s.get()));
   constexpr std::uint32_t block = 256;
   const std::uint32_t blocks = static_cast<std::uint32_t>(p.sm_count) *
                                std::max<std::uint32_t>(1, static_cast<std::uint32_t>(p.max_threads_per_sm) / block);
@@ -183,7 +187,7 @@ inline double probe_fma(cuda::stream_ref s) {
 /// FLOP/s of `mma.sync.m16n8k16` (bf16 in, fp32 accumulation) with operands in registers.
 /// Throws `std::runtime_error` below compute capability 8.0 (no bf16 mma there).
 inline double probe_mma_sync(cuda::stream_ref s) {
-  if (get_device_properties().compute_capability_major < 8) {
+  if (get_device_properties(stream_device(s.get())).compute_capability_major < 8) {
     throw std::runtime_error("bf16 mma.sync needs compute capability 8.0 or later");
   }
   const int iterations = 1 << 14;  // ~8 ms at 600 TFLOP/s (H200): long against launch and clock noise
@@ -227,10 +231,10 @@ double try_probe(const char* name, Probe&& probe) {
 
 }  // namespace detail
 
-/// Runs every probe on the current device, on `s` (blocking). Throws `cuda_error` if the
+/// Runs every probe on the device of `s`, on `s` (blocking). Throws `cuda_error` if the
 /// copy probe fails; a failed FLOP probe gives NaN with a warning on stderr.
 inline ceilings measure_ceilings(cuda::stream_ref s) {
-  const device_properties& p = get_device_properties();
+  const device_properties& p = get_device_properties(stream_device(s.get()));
   ceilings c;
   c.theoretical_bytes_per_second = p.theoretical_bandwidth_bytes_per_second();
   // 1 GiB per buffer, far past any L2, where the device has room for it.
@@ -257,14 +261,30 @@ inline ceilings measure_ceilings(cuda::stream_ref s) {
   return c;
 }
 
-/// The ceilings of the current device at first call, measured once per process on a
-/// stream of their own (thread-safe; blocks for about a second the first time).
-inline const ceilings& device_ceilings() {
-  static const ceilings cached = [] {
+/// The ceilings of `device`, measured once per process and device on a stream of their
+/// own (thread-safe; blocks for about a second the first time on each device). Throws
+/// `std::invalid_argument` for an ordinal that is not a visible device.
+inline const ceilings& device_ceilings(int device) {
+  struct slot {
+    std::once_flag once;
+    std::unique_ptr<const ceilings> value;
+  };
+  struct cache {
+    int count = device_count();
+    // Never freed: a static destructor would run after the CUDA runtime's own teardown.
+    slot* slots = new slot[static_cast<std::size_t>(count)];
+  };
+  static const cache c;
+  FOUNDRY_EXPECTS(device >= 0 && device < c.count, "device ordinal " + std::to_string(device) + " out of range");
+  std::call_once(c.slots[device].once, [&] {
+    const device_guard on(device);
     stream s;
-    return measure_ceilings(s);
-  }();
-  return cached;
+    c.slots[device].value = std::make_unique<const ceilings>(measure_ceilings(s));
+  });
+  return *c.slots[device].value;
 }
+
+/// The ceilings of the calling thread's current device (see above).
+inline const ceilings& device_ceilings() { return device_ceilings(current_device()); }
 
 }  // namespace foundry::bench

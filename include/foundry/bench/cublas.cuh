@@ -36,6 +36,7 @@ class cublas_handle {
 
   /// Later calls through this handle are enqueued on `s`. Throws `std::runtime_error`.
   void set_stream(cuda::stream_ref s) const { cublas_try(cublasSetStream(handle_, s.get()), "cublasSetStream"); }
+  /// The cuBLAS handle, owned by this object.
   [[nodiscard]] cublasHandle_t get() const noexcept { return handle_; }
 
  private:

@@ -76,8 +76,11 @@ namespace foundry::bench {
 
 /// What one call of the timed function does; the harness turns it into rates.
 struct work {
+  /// Bytes one call reads from device memory.
   double bytes_read = 0;
+  /// Bytes one call writes to device memory.
   double bytes_written = 0;
+  /// Floating-point operations of one call (0 for pure data movement).
   double flops = 0;
   /// Items (launches, round trips) one call does: when non-zero, the counter `us_per_item`
   /// reports the median time per item in microseconds.
@@ -89,6 +92,7 @@ struct work {
 enum class cache_mode { hot, cold };
 
 struct options {
+  /// Hot (back to back) or cold (L2 flushed before every call).
   cache_mode cache = cache_mode::hot;
   /// The FLOP ceiling for compute-bound figures (the bandwidth ceiling is always the
   /// measured device-to-device copy).

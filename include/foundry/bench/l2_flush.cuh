@@ -18,6 +18,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <mutex>
+#include <string>
 
 namespace foundry::bench {
 
@@ -34,12 +36,14 @@ __global__ void l2_flush_kernel(const uint4* data, std::size_t n, unsigned* sink
 }
 }  // namespace detail
 
-/// A device buffer of twice `l2_bytes`, zeroed once, and the kernel that reads it.
-/// Not copyable; owns its memory (`cudaMalloc`, so any stream may use it).
+/// A device buffer of twice `l2_bytes` on the current device, zeroed once, and the kernel
+/// that reads it. Not copyable; owns its memory (`cudaMalloc`, so any stream of that
+/// device may use it).
 class l2_flush {
  public:
   /// Allocates and zeroes the buffer (synchronous). Throws `cuda_error` on failure.
-  explicit l2_flush(std::size_t l2_bytes) : words_(std::max<std::size_t>(2 * l2_bytes, 1 << 20) / sizeof(uint4)) {
+  explicit l2_flush(std::size_t l2_bytes)
+      : words_(std::max<std::size_t>(2 * l2_bytes, 1 << 20) / sizeof(uint4)), device_(current_device()) {
     FOUNDRY_CUDA_TRY(cudaMalloc(&data_, words_ * sizeof(uint4) + sizeof(uint4)));
     try {
       FOUNDRY_CUDA_TRY(cudaMemset(data_, 0, words_ * sizeof(uint4) + sizeof(uint4)));
@@ -57,25 +61,50 @@ class l2_flush {
   l2_flush(const l2_flush&) = delete;
   l2_flush& operator=(const l2_flush&) = delete;
 
-  /// Enqueues the flush on `s` (asynchronous).
+  /// Enqueues the flush on `s` (asynchronous). Throws `std::invalid_argument` if `s`
+  /// belongs to another device than the buffer (it would flush nothing there, or fault).
   void enqueue(cuda::stream_ref s) const {
+    const int device = stream_device(s.get());
+    FOUNDRY_EXPECTS(device == device_, "an L2 flush buffer of device " + std::to_string(device_) +
+                                           " enqueued on a stream of device " + std::to_string(device) +
+                                           ": use shared_l2_flush(device)");
     // Four resident blocks of 256 threads per SM keep enough loads in flight to stream.
-    launch(s, make_launch_config_1d(words_, 256, resident_grid_blocks(4)), detail::l2_flush_kernel<>, data_, words_,
+    launch(s, make_launch_config_1d(words_, 256, resident_grid_blocks(4, s)), detail::l2_flush_kernel<>, data_, words_,
            reinterpret_cast<unsigned*>(data_ + words_));
   }
+  /// The device whose L2 this object flushes.
+  [[nodiscard]] int device() const noexcept { return device_; }
+  /// Size of the buffer read to evict the L2 (twice the L2).
   [[nodiscard]] std::size_t bytes() const noexcept { return words_ * sizeof(uint4); }
 
  private:
   std::size_t words_;
+  int device_;
   uint4* data_ = nullptr;  // words_ words to read, then one word as the sink
 };
 
-/// The process's flush buffer for the current device at first use, sized from its L2.
-/// Deliberately never freed: a static destructor would run after the CUDA runtime's own
-/// teardown; the driver reclaims it at exit.
-inline l2_flush& shared_l2_flush() {
-  static l2_flush* flush = new l2_flush(get_device_properties().l2_cache_bytes);
-  return *flush;
+/// The process's flush buffer for `device`, made at first use there and sized from that
+/// device's L2 (thread-safe). Deliberately never freed: a static destructor would run
+/// after the CUDA runtime's own teardown; the driver reclaims it at exit.
+inline l2_flush& shared_l2_flush(int device) {
+  struct slot {
+    std::once_flag once;
+    l2_flush* flush = nullptr;
+  };
+  struct cache {
+    int count = device_count();
+    slot* slots = new slot[static_cast<std::size_t>(count)];
+  };
+  static const cache c;
+  FOUNDRY_EXPECTS(device >= 0 && device < c.count, "device ordinal " + std::to_string(device) + " out of range");
+  std::call_once(c.slots[device].once, [&] {
+    const device_guard on(device);
+    c.slots[device].flush = new l2_flush(get_device_properties(device).l2_cache_bytes);
+  });
+  return *c.slots[device].flush;
 }
+
+/// The flush buffer of the calling thread's current device (see above).
+inline l2_flush& shared_l2_flush() { return shared_l2_flush(current_device()); }
 
 }  // namespace foundry::bench

@@ -26,7 +26,9 @@ namespace foundry {
 template <int BlockThreads, int VectorsPerThread>
 struct block_striped_tile {
   static_assert(BlockThreads > 0 && VectorsPerThread > 0, "a tile holds at least one vector per thread");
+  /// Threads of the block that moves the tile.
   static constexpr int block_threads = BlockThreads;
+  /// Vectors each thread loads or stores.
   static constexpr int vectors_per_thread = VectorsPerThread;
   /// Vectors in one tile.
   static constexpr std::uint64_t vectors = std::uint64_t{BlockThreads} * VectorsPerThread;
@@ -38,11 +40,13 @@ struct block_striped_tile {
   /// True when this thread's `u`-th vector lies below `valid`.
   [[nodiscard]] __device__ static bool is_valid(int u, std::uint64_t valid) noexcept { return index(u) < valid; }
 
+  /// Loads a whole tile: thread t gets vectors t, t + block_threads, ... (coalesced). `tile` must be 16-byte aligned.
   template <int N, class T>
   __device__ static void load(const T* tile, aligned_vector<T, N> (&v)[VectorsPerThread]) noexcept {
 #pragma unroll
     for (int u = 0; u < VectorsPerThread; ++u) v[u] = load_vector<N>(tile + index(u) * N);
   }
+  /// As above, for a partial tile: only the first `valid` vectors are read; the others are left as they were.
   template <int N, class T>
   __device__ static void load(const T* tile, aligned_vector<T, N> (&v)[VectorsPerThread],
                               std::uint64_t valid) noexcept {
@@ -51,11 +55,13 @@ struct block_striped_tile {
       if (is_valid(u, valid)) v[u] = load_vector<N>(tile + index(u) * N);
     }
   }
+  /// Stores a whole tile in the order `load` reads it.
   template <int N, class T>
   __device__ static void store(T* tile, const aligned_vector<T, N> (&v)[VectorsPerThread]) noexcept {
 #pragma unroll
     for (int u = 0; u < VectorsPerThread; ++u) store_vector(tile + index(u) * N, v[u]);
   }
+  /// As above, for a partial tile: only the first `valid` vectors are written.
   template <int N, class T>
   __device__ static void store(T* tile, const aligned_vector<T, N> (&v)[VectorsPerThread],
                                std::uint64_t valid) noexcept {

@@ -35,9 +35,11 @@ class block_reduce {
   /// Shared memory for one reduction: one `T` per warp. Raw bytes, so that a
   /// `T` with constructors can still live in `__shared__`.
   struct temp_storage {
+    /// One partial result per warp (raw bytes, so that T needs no default constructor).
     alignas(T) unsigned char warp_results[warps * sizeof(T)];
   };
 
+  /// Binds the primitive to `storage`, which every thread of the block must pass (a `__shared__` object).
   __device__ explicit block_reduce(temp_storage& storage) noexcept : storage_(storage) {}
 
   /// The reduction of every thread's `value`, returned in the thread of linear

@@ -35,9 +35,11 @@ class block_scan {
   /// Shared memory for one scan: one `T` per warp, raw bytes so that a `T` with
   /// constructors can still live in `__shared__`.
   struct temp_storage {
+    /// One total per warp (raw bytes, so that T needs no default constructor).
     alignas(T) unsigned char warp_totals[warps * sizeof(T)];
   };
 
+  /// Binds the primitive to `storage`, which every thread of the block must pass (a `__shared__` object).
   __device__ explicit block_scan(temp_storage& storage) noexcept : storage_(storage) {}
 
   /// Thread i gets `x_0 ⊕ ... ⊕ x_i`; every thread gets the block's total in `total`.
@@ -61,17 +63,21 @@ class block_scan {
     return before.valid ? op(init, before.value) : init;
   }
 
+  /// Inclusive scan of the threads' values in rank order: thread r gets value_0 op ... op value_r. Every thread of the block must call it (it synchronises the block).
   template <class Op>
   __device__ T inclusive_scan(T value, Op op) {
     T total;
     return inclusive_scan(value, op, total);
   }
+  /// Exclusive scan: thread r gets init op value_0 op ... op value_{r-1} (thread 0 gets `init`). Every thread must call it.
   template <class Op>
   __device__ T exclusive_scan(T value, T init, Op op) {
     T total;
     return exclusive_scan(value, init, op, total);
   }
+  /// `inclusive_scan` with `+`.
   __device__ T inclusive_sum(T value) { return inclusive_scan(value, cuda::std::plus<>{}); }
+  /// `exclusive_scan` with `+` and 0.
   __device__ T exclusive_sum(T value) { return exclusive_scan(value, T{0}, cuda::std::plus<>{}); }
 
  private:

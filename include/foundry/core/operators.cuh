@@ -22,16 +22,20 @@ namespace foundry {
 /// fast), `T` otherwise. Specialise it for your own types.
 template <class T>
 struct accumulator {
+  /// The accumulator type: T itself.
   using type = T;
 };
 template <>
 struct accumulator<__half> {
+  /// The accumulator type: float.
   using type = float;
 };
 template <>
 struct accumulator<__nv_bfloat16> {
+  /// The accumulator type: float.
   using type = float;
 };
+/// The type in which values of T are accumulated (float for 16-bit floats, T otherwise).
 template <class T>
 using accumulator_t = typename accumulator<std::remove_const_t<T>>::type;
 
@@ -66,6 +70,7 @@ __host__ __device__ constexpr bool is_nan(const T& x) noexcept {
 /// when `a` is NaN and `a` when `b` is, so the result would depend on where the
 /// NaN sits in the reduction tree.
 struct minimum {
+  /// The smaller of a and b; NaN if either is NaN.
   template <class T>
   __host__ __device__ constexpr T operator()(const T& a, const T& b) const {
     return (a < b || is_nan(a)) ? a : b;
@@ -74,6 +79,7 @@ struct minimum {
 
 /// `max(a, b)` that returns NaN when either operand is NaN. See `minimum`.
 struct maximum {
+  /// The larger of a and b; NaN if either is NaN.
   template <class T>
   __host__ __device__ constexpr T operator()(const T& a, const T& b) const {
     return (b < a || is_nan(a)) ? a : b;
@@ -102,6 +108,7 @@ __host__ __device__ constexpr T maximum_identity() noexcept {
 
 /// `x`, unchanged: the transform of a plain `reduce`.
 struct identity {
+  /// Returns x.
   template <class T>
   __host__ __device__ constexpr T operator()(const T& x) const {
     return x;

@@ -19,13 +19,19 @@
 ///   5. `wgmma`            gemm_wgmma.cuh (wgmma + TMA)       fp16/bf16 in, fp32 out, compute
 ///                                                            capability 9.0 with sm_90a code built
 ///                                                            (FOUNDRY_HAS_SM90A=1)
-/// A rung is an enum value, a line in `gemm_rung_supports`, one in
-/// `best_gemm_rung`'s preference list and one case in `detail::run_rung`.
+/// `gemm` builds a `gemm_plan` (gemm_plan.cuh: rung, tile, stages, split, why) with
+/// `make_gemm_plan` and hands it to the launch function of the kernel it names:
+/// public call -> plan + launch function -> kernel. A rung is an enum value, a line
+/// in `gemm_rung_supports`, one in `best_gemm_rung`'s preference list, one case in
+/// `detail::plan_rung` and one in `detail::launch_plan`.
 ///
 /// The measurements behind these choices, with what was tried and rejected:
 /// docs/gemm-history.md in the foundry repository.
 
+#include <foundry/algorithms/detail/checks.cuh>
 #include <foundry/core/error.cuh>
+#include <foundry/core/overlap.cuh>
+#include <foundry/gemm/gemm_plan.cuh>
 #include <foundry/gemm/gemm_problem.cuh>
 #include <foundry/gemm/gemm_register_blocked.cuh>
 #include <foundry/gemm/gemm_shared_tiled.cuh>
@@ -37,35 +43,16 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda/std/span>
 #include <cuda/stream_ref>
 
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 
 namespace foundry {
-
-/// The rungs of the GEMM ladder, slowest first.
-enum class gemm_rung {
-  naive,             ///< one thread per element of C, global memory only
-  shared_tiled,      ///< 32 × 32 shared-memory tiles, one element per thread
-  register_blocked,  ///< 128 × 128 tiles, 8 × 8 per thread in registers, float4, double-buffered
-  tensor_core,       ///< mma.sync m16n8k16, fp16/bf16 inputs, fp32 accumulation (sm_80+)
-  wgmma,             ///< wgmma m64n256k16 fed by TMA, fp16/bf16 inputs, fp32 accumulation (sm_90a)
-};
-
-/// The rung's name as benchmarks print it ("register_blocked", ...).
-[[nodiscard]] constexpr const char* gemm_rung_name(gemm_rung rung) noexcept {
-  switch (rung) {
-    case gemm_rung::naive: return "naive";
-    case gemm_rung::shared_tiled: return "shared_tiled";
-    case gemm_rung::register_blocked: return "register_blocked";
-    case gemm_rung::tensor_core: return "tensor_core";
-    case gemm_rung::wgmma: return "wgmma";
-  }
-  return "unknown";
-}
 
 /// Input types the GEMM accepts: float, __half, __nv_bfloat16. C is float.
 template <class In>
@@ -134,6 +121,40 @@ void check_matrix(const char* name, const matrix_view<T>& x) {
                                           std::to_string(contiguous));
   FOUNDRY_EXPECTS(x.data != nullptr || x.rows == 0 || x.cols == 0,
                   "gemm: " + describe(name, x.rows, x.cols, x.layout) + " has elements but a null pointer");
+  if (x.rows == 0 || x.cols == 0) return;
+  // The last element sits at (outer - 1) * ld + contiguous - 1: that must not overflow.
+  const std::int64_t outer = x.layout == matrix_layout::row_major ? x.rows : x.cols;
+  constexpr std::int64_t max_elements = std::numeric_limits<std::int64_t>::max() / static_cast<std::int64_t>(sizeof(T));
+  FOUNDRY_EXPECTS(outer - 1 <= (max_elements - contiguous) / x.ld,
+                  "gemm: " + describe(name, x.rows, x.cols, x.layout) + " with leading dimension " +
+                      std::to_string(x.ld) + " overflows the address range");
+}
+
+/// The bytes a stored matrix spans, from its first element to its last (empty if it has none).
+template <class T>
+byte_range stored_range(const matrix_view<T>& x) noexcept {
+  if (x.rows <= 0 || x.cols <= 0 || x.data == nullptr) return {};
+  const bool row_major = x.layout == matrix_layout::row_major;
+  const std::int64_t outer = row_major ? x.rows : x.cols, contiguous = row_major ? x.cols : x.rows;
+  const auto begin = reinterpret_cast<std::uintptr_t>(x.data);
+  return {begin, begin + static_cast<std::uintptr_t>((outer - 1) * x.ld + contiguous) * sizeof(T)};
+}
+
+/// The checks of `gemm` and `gemm_with` past the shapes: C must not overlap A or B
+/// (it is written while they are read; ranges from first to last element, so views
+/// interleaved in one allocation are refused too), and A, B and C must be memory that
+/// the device of `s` can access.
+template <class TA, class TB, class TC>
+void expect_gemm_memory(const matrix_view<TA>& a, const matrix_view<TB>& b, const matrix_view<TC>& c,
+                        cuda::stream_ref s) {
+  expect_no_forbidden_overlap(stored_range(c), sizeof(TC), stored_range(a), sizeof(TA), overlap_rule::disjoint,
+                              "gemm: C and A");
+  expect_no_forbidden_overlap(stored_range(c), sizeof(TC), stored_range(b), sizeof(TB), overlap_rule::disjoint,
+                              "gemm: C and B");
+  const int device = device_for_checks(s);
+  if (a.rows > 0 && a.cols > 0) expect_device_accessible(a.data, device, "gemm: A");
+  if (b.rows > 0 && b.cols > 0) expect_device_accessible(b.data, device, "gemm: B");
+  expect_device_accessible(c.data, device, "gemm: C");
 }
 
 /// Rows and columns of op(X).
@@ -202,25 +223,55 @@ template <class In, class Out>
 
 namespace detail {
 
-/// Hands the canonical problem to one rung's launch function.
-template <class In, class Out>
-void run_rung(gemm_rung rung, const gemm_problem<In, Out>& p, cuda::stream_ref s) {
+/// The plan of `rung` for `p` (`requested_split` as `split_k_options::split_k`);
+/// `sm_count()` is called only where the plan depends on the SM count. For 16-bit
+/// problems that TMA cannot describe, the wgmma rung plans rung 4 instead.
+/// Throws `std::invalid_argument` if `rung` does not handle these types, or as the
+/// rung's plan builder.
+template <class In, class Out, class SmCount>
+[[nodiscard]] gemm_plan plan_rung(gemm_rung rung, const gemm_problem<In, Out>& p, int requested_split,
+                                  SmCount&& sm_count) {
   if (rung == gemm_rung::naive) {
-    naive::gemm(p, s);
-    return;
+    gemm_plan plan;
+    plan.why = p.k == 0 ? "K = 0: C = beta * C, one pass over C" : "one thread per element of C";
+    return plan;
   }
   if constexpr (std::is_same_v<In, float> && std::is_same_v<Out, float>) {
-    if (rung == gemm_rung::shared_tiled) return gemm_kernels::gemm_shared_tiled(p, s);
-    if (rung == gemm_rung::register_blocked) {
-      return gemm_kernels::gemm_register_blocked(p, gemm_kernels::split_k_options{}, s);
+    if (rung == gemm_rung::shared_tiled) {
+      gemm_plan plan;
+      plan.rung = rung;
+      plan.block_m = plan.block_n = plan.block_k = gemm_kernels::shared_tile;
+      plan.why = "32 x 32 shared-memory tiles";
+      return plan;
     }
+    if (rung == gemm_rung::register_blocked) return gemm_kernels::register_blocked_plan(p, requested_split, sm_count());
   } else {
-    if (rung == gemm_rung::tensor_core) return gemm_kernels::gemm_tensor_core<In>(p, s);
-    // Falls back to tensor_core itself for problems TMA cannot describe (see gemm_wgmma.cuh).
-    if (rung == gemm_rung::wgmma) return gemm_kernels::gemm_wgmma<In>(p, gemm_kernels::split_k_options{}, s);
+    if (rung == gemm_rung::tensor_core) return gemm_kernels::tensor_core_plan<In>(p, requested_split, sm_count);
+    if (rung == gemm_rung::wgmma) {
+      if (gemm_kernels::gemm_wgmma_tma_path(p)) return gemm_kernels::wgmma_plan<In>(p, requested_split, sm_count());
+      gemm_plan plan = gemm_kernels::tensor_core_plan<In>(p, requested_split, sm_count);
+      plan.why = "16-bit inputs on Hopper that TMA cannot describe (alignment, leading dimension, extent, K = 0)";
+      return plan;
+    }
   }
   // Unreachable through gemm and gemm_with, which check gemm_rung_supports first.
   throw std::invalid_argument(std::string("gemm: rung ") + gemm_rung_name(rung) + " does not handle these types");
+}
+
+/// Enqueues `p` on `s` with the launch function of the kernel `plan` names
+/// (asynchronous); `workspace` as `split_k_options::workspace`.
+template <class In, class Out>
+void launch_plan(const gemm_plan& plan, const gemm_problem<In, Out>& p, cuda::std::span<float> workspace,
+                 cuda::stream_ref s) {
+  if (plan.rung == gemm_rung::naive) return naive::gemm(p, s);
+  if constexpr (std::is_same_v<In, float> && std::is_same_v<Out, float>) {
+    if (plan.rung == gemm_rung::shared_tiled) return gemm_kernels::gemm_shared_tiled(p, s);
+    if (plan.rung == gemm_rung::register_blocked) return gemm_kernels::launch_register_blocked(plan, p, workspace, s);
+  } else {
+    if (plan.rung == gemm_rung::tensor_core) return gemm_kernels::launch_tensor_core<In>(plan, p, workspace, s);
+    if (plan.rung == gemm_rung::wgmma) return gemm_kernels::launch_wgmma<In>(plan, p, workspace, s);
+  }
+  throw std::invalid_argument(std::string("gemm: rung ") + gemm_rung_name(plan.rung) + " does not handle these types");
 }
 
 template <class TA, class TB, class TC>
@@ -238,6 +289,26 @@ matrix_view<const std::remove_const_t<T>> as_const_view(const matrix_view<T>& x)
 
 }  // namespace detail
 
+/// The plan `gemm` follows for `p` on the current device: the best rung for the
+/// types (`best_gemm_rung`), naive for K = 0 (C = beta * C is one pass over C), with
+/// automatic split-K. Touches no GPU but the (cached) device query. Throws
+/// `cuda_error` if the device cannot be queried, `std::invalid_argument` as the
+/// rung's plan builder (a grid too large, K too long).
+template <class In, class Out>
+[[nodiscard]] gemm_plan make_gemm_plan(const gemm_problem<In, Out>& p) {
+  const gemm_rung rung = p.k == 0 ? gemm_rung::naive : best_gemm_rung<In, Out>();
+  return detail::plan_rung(rung, p, 0, [] { return get_device_properties().sm_count; });
+}
+
+/// The plan of rung `rung` for `p` on a device of `sm_count` SMs, `split_k` as
+/// `split_k_options::split_k` (0: automatic). Touches no GPU. Throws
+/// `std::invalid_argument` if `rung` does not handle these types, or as the rung's
+/// plan builder.
+template <class In, class Out>
+[[nodiscard]] gemm_plan make_gemm_plan(const gemm_problem<In, Out>& p, gemm_rung rung, int sm_count, int split_k = 0) {
+  return detail::plan_rung(rung, p, split_k, [sm_count] { return sm_count; });
+}
+
 /// `C = alpha * op(A) * op(B) + beta * C` with the rung `rung`, for teaching
 /// and benchmarks. Same contract as `gemm`; also throws
 /// `std::invalid_argument` if `rung` does not handle these types or this device.
@@ -250,11 +321,12 @@ void gemm_with(gemm_rung rung, float alpha, matrix_view<TA> a, matrix_op op_a, m
   const gemm_problem<in, TC> p =
       make_gemm_problem<in, TC>(alpha, detail::as_const_view(a), op_a, detail::as_const_view(b), op_b, beta, c);
   if (p.m == 0 || p.n == 0) return;  // nothing to compute, nothing to touch
-  const int cc = get_device_properties().compute_capability();
+  const int cc = get_device_properties(stream_device(s.get())).compute_capability();
   FOUNDRY_EXPECTS(
       (gemm_rung_supports<in, TC>(rung, cc)),
       std::string("gemm: rung ") + gemm_rung_name(rung) + " does not handle these types on sm_" + std::to_string(cc));
-  detail::run_rung(rung, p, s);
+  detail::expect_gemm_memory(a, b, c, s);
+  detail::launch_plan(detail::plan_rung(rung, p, 0, [] { return get_device_properties().sm_count; }), p, {}, s);
 }
 
 /// `C = alpha * op(A) * op(B) + beta * C`.
@@ -273,8 +345,10 @@ void gemm_with(gemm_rung rung, float alpha, matrix_view<TA> a, matrix_op op_a, m
 ///   path and the 16-bit rungs (tensor_core, wgmma) may allocate split-K
 ///   scratch, stream-ordered on `s`.
 /// - Throws `std::invalid_argument` for inconsistent shapes, a leading
-///   dimension too small or a null pointer with elements (before touching the
-///   GPU), and `cuda_error` if the device query, an allocation or a launch fails.
+///   dimension too small, an extent past the address range or a null pointer with
+///   elements (before touching the GPU), C overlapping A or B, or an operand that the
+///   stream's device cannot access (host memory, say), and `cuda_error` if the device
+///   query, an allocation or a launch fails.
 /// - Picks `best_gemm_rung<In, float>()` for the current device.
 template <class TA, class TB, class TC>
 void gemm(float alpha, matrix_view<TA> a, matrix_op op_a, matrix_view<TB> b, matrix_op op_b, float beta,
@@ -285,9 +359,44 @@ void gemm(float alpha, matrix_view<TA> a, matrix_op op_a, matrix_view<TB> b, mat
   const gemm_problem<in, TC> p =
       make_gemm_problem<in, TC>(alpha, detail::as_const_view(a), op_a, detail::as_const_view(b), op_b, beta, c);
   if (p.m == 0 || p.n == 0) return;
-  // K = 0 is only C = beta * C: one pass over C, which the naive rung is.
-  const gemm_rung rung = p.k == 0 ? gemm_rung::naive : best_gemm_rung<in, TC>();
-  detail::run_rung(rung, p, s);
+  detail::expect_gemm_memory(a, b, c, s);
+  detail::launch_plan(make_gemm_plan(p), p, {}, s);
 }
+
+namespace gemm_kernels {
+
+/// Enqueues C = alpha·A·B + beta·C on `s` with rung 5 (fp16 or bf16 in, fp32
+/// accumulation and C) where TMA can describe the operands, else with rung 4
+/// (`gemm_tensor_core`), with the same contract and the same `options` (split-K as
+/// `split_k_options`). Asynchronous. Shapes and leading dimensions are the caller's
+/// to validate (foundry::gemm does); an empty C launches nothing and C is not read
+/// when beta == 0. Throws `std::invalid_argument` if this program has no sm_90a code
+/// (FOUNDRY_HAS_SM90A) or the current device is not of compute capability 9.0, or
+/// as `launch_wgmma` and `launch_tensor_core`. (A tuning candidate of the wgmma
+/// kernel goes through `wgmma_plan` and `launch_wgmma`, which take any policy.)
+template <class In, class Policy = wgmma_policy>
+void gemm_wgmma(const gemm_problem<In, float>& p, const split_k_options& options, cuda::stream_ref s) {
+  static_assert(std::is_same_v<In, __half> || std::is_same_v<In, __nv_bfloat16>,
+                "gemm_wgmma takes __half or __nv_bfloat16 inputs");
+  static_assert(std::is_same_v<Policy, wgmma_policy>, "gemm_wgmma plans with wgmma_policy");
+  FOUNDRY_NVTX_FUNCTION_RANGE();
+  detail::require_wgmma_built();
+  if (p.m <= 0 || p.n <= 0) return;  // nothing to compute, nothing to touch
+  const auto& device = get_device_properties();
+  detail::require_wgmma_device(device.compute_capability());
+  const gemm_plan plan =
+      foundry::detail::plan_rung(gemm_rung::wgmma, p, options.split_k, [&] { return device.sm_count; });
+  // The plan's own two rungs, not launch_plan: that would instantiate the naive kernels here.
+  if (plan.rung == gemm_rung::wgmma) return launch_wgmma<In>(plan, p, options.workspace, s);
+  launch_tensor_core<In>(plan, p, options.workspace, s);
+}
+
+/// `gemm_wgmma` with the default options (automatic split-K, internal workspace).
+template <class In, class Policy = wgmma_policy>
+void gemm_wgmma(const gemm_problem<In, float>& p, cuda::stream_ref s) {
+  gemm_wgmma<In, Policy>(p, split_k_options{}, s);
+}
+
+}  // namespace gemm_kernels
 
 }  // namespace foundry

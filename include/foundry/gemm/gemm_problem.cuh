@@ -22,10 +22,15 @@ enum class matrix_op { none, transpose };
 /// columns (col-major) `ld` elements apart.
 template <class T>
 struct matrix_view {
+  /// The first element.
   T* data = nullptr;
+  /// Rows of the matrix.
   std::int64_t rows = 0;
+  /// Columns of the matrix.
   std::int64_t cols = 0;
+  /// Leading dimension: elements between consecutive rows (row-major) or columns (column-major).
   std::int64_t ld = 0;
+  /// Row- or column-major.
   matrix_layout layout = matrix_layout::row_major;
 };
 
@@ -37,16 +42,29 @@ struct matrix_view {
 /// When beta == 0, C is not read (it may hold NaN), as in BLAS.
 template <class In, class Out>
 struct gemm_problem {
+  ///@{
+  /// C is m × n; A is m × k, B is k × n.
   std::int64_t m = 0, n = 0, k = 0;
+  ///@}
+  /// A's first element.
   const In* a = nullptr;
+  /// Leading dimension of A.
   std::int64_t lda = 0;
+  /// Whether consecutive k of A are adjacent in memory (A row-major).
   bool a_k_contiguous = true;
+  /// B's first element.
   const In* b = nullptr;
+  /// Leading dimension of B.
   std::int64_t ldb = 0;
+  /// Whether consecutive n of B are adjacent in memory (B row-major).
   bool b_n_contiguous = true;
+  /// C's first element (row-major).
   Out* c = nullptr;
+  /// Leading dimension of C.
   std::int64_t ldc = 0;
+  /// Scale of A·B.
   float alpha = 1.0f;
+  /// Scale of the C read before the write (0: C is not read).
   float beta = 0.0f;
 };
 

@@ -13,6 +13,7 @@
 
 #include <foundry/core/error.cuh>
 #include <foundry/core/math.cuh>
+#include <foundry/gemm/detail/epilogue.cuh>
 #include <foundry/gemm/gemm_problem.cuh>
 #include <foundry/launch/launch.cuh>
 #include <foundry/launch/launch_config.cuh>
@@ -75,7 +76,7 @@ __global__ void __launch_bounds__(shared_tile* shared_tile) shared_tiled_kernel(
       const std::int64_t i = m0 + ty, j = n0 + tx;
       if (i < p.m && j < p.n) {
         float& c = p.c[i * p.ldc + j];
-        c = p.beta == 0.0f ? p.alpha * sum : p.alpha * sum + p.beta * c;  // beta == 0: C is not read
+        c = detail::blend(p.alpha, sum, p.beta, &c);
       }
     }
   }

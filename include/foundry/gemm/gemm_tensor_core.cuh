@@ -34,7 +34,7 @@
 /// 6. Split-K: when the block tiles are fewer than the SMs (1024 × 1024 × 8192
 ///    has 32 of them for 132 SMs), the K range is cut into slices computed by
 ///    separate blocks (grid y) into a workspace and summed by a second kernel
-///    (gemm/split_k.cuh, shared with rungs 3 and 5); `tensor_core_split_k` says
+///    (gemm/detail/split_k.cuh, shared with rungs 3 and 5); `tensor_core_split_k` says
 ///    how many.
 ///
 /// The fast kernel needs every operand row to start on a 16-byte boundary
@@ -47,9 +47,14 @@
 
 #include <foundry/core/error.cuh>
 #include <foundry/core/math.cuh>
+#include <foundry/gemm/detail/block_raster.cuh>
+#include <foundry/gemm/detail/epilogue.cuh>
 #include <foundry/gemm/detail/mma_sync.cuh>
+#include <foundry/gemm/detail/split_k.cuh>
+#include <foundry/gemm/detail/swizzle.cuh>
+#include <foundry/gemm/detail/tile_loaders.cuh>
+#include <foundry/gemm/gemm_plan.cuh>
 #include <foundry/gemm/gemm_problem.cuh>
-#include <foundry/gemm/split_k.cuh>
 #include <foundry/launch/launch.cuh>
 #include <foundry/launch/launch_config.cuh>
 #include <foundry/runtime/device.cuh>
@@ -79,6 +84,7 @@ struct tensor_core_policy {
   /// rung 5 (gemm_wgmma.cuh) is.
   /// 453 TFLOP/s at 4096^3 bf16 on the H200 (0.60× cuBLAS, 71% of the ~640 TFLOP/s mma.sync peak).
   static constexpr int block_m = 128;
+  /// Columns of the block tile (see block_m).
   static constexpr int block_n = 256;
   /// K per pipeline step: four `mma` k-steps between barriers, half the barriers per
   /// FLOP of block_k 32. 494 TFLOP/s at 8192^3 bf16 on the H200, against 398 with block_k 32.
@@ -86,6 +92,7 @@ struct tensor_core_policy {
   /// 8 warps as 2 × 4, each 64 × 64. One block per SM: 128 accumulators and 64
   /// registers of double-buffered fragments put a thread at the 255-register cap.
   static constexpr int warps_m = 2;
+  /// Warps along N (see warps_m).
   static constexpr int warps_n = 4;
   /// Buffers in the cp.async ring: 3 × 48 KiB = 144 KiB of shared memory, two
   /// steps of copies in flight while one is multiplied. 4 stages gained nothing on
@@ -111,8 +118,11 @@ struct tensor_core_policy {
 ///
 /// At 8192 × 8192 × 1024 bf16 on the H200: 407 TFLOP/s against 367 for 128 × 256 (0.65× against 0.59× cuBLAS).
 struct tensor_core_shallow_k_policy : tensor_core_policy {
+  /// Columns of the block tile: half of `tensor_core_policy`'s.
   static constexpr int block_n = 128;
+  /// Warps along N.
   static constexpr int warps_n = 2;
+  /// Blocks resident per SM.
   static constexpr int blocks_per_sm = 2;
 };
 
@@ -122,6 +132,7 @@ struct tensor_core_shallow_k_policy : tensor_core_policy {
 /// H200 the shallow tiling led by 11% at K = 1024 and trailed by 4% at K = 2048; the two
 /// cross near K = 1600, and between 1024 and 2048 the choice is within the noise.
 struct tensor_core_auto_policy {
+  /// Largest K that gets the shallow-K tiling.
   static constexpr std::int64_t shallow_k_max = 1536;
 };
 
@@ -134,13 +145,20 @@ struct tensor_core_auto_policy {
 /// Tiling of the fallback kernel (unaligned operands): small tiles and no
 /// pipeline; it exists to be correct, not fast.
 struct tensor_core_fallback_policy {
+  /// Rows of the block tile.
   static constexpr int block_m = 64;
+  /// Columns of the block tile.
   static constexpr int block_n = 64;
+  /// K per step.
   static constexpr int block_k = 32;
+  /// Warps along M.
   static constexpr int warps_m = 2;
+  /// Warps along N.
   static constexpr int warps_n = 2;
   static constexpr int stages = 1;  ///< not pipelined: scalar loads, a barrier, the mma steps
+  /// Tile rows per group of the block order.
   static constexpr int group_m = 8;
+  static constexpr int blocks_per_sm = 1;  ///< not in its launch bounds: only the plan reports it
 };
 
 /// Whether `gemm_tensor_core` can run `p` on its fast kernel: `cp.async` moves
@@ -169,38 +187,6 @@ struct tensor_core_shape {
                 "warp tile columns: a multiple of 16 (one ldmatrix.x4 loads two 8-column B fragments)");
   static_assert(Policy::block_k % 16 == 0, "block_k: a multiple of the mma K (16)");
   static_assert(Policy::stages >= 1, "at least one shared-memory stage");
-};
-
-/// A tile of `Rows` shared-memory rows of `RowChunks` 16-byte chunks (8 fp16/bf16
-/// each). Chunk c of row r is stored at chunk position c ^ key(r): the key
-/// differs between the 8 consecutive rows that one ldmatrix phase reads (at the
-/// same logical chunk), so they land in 8 different 16-byte bank groups of the
-/// 128-byte bank window. Rows shorter than 128 bytes share a 128-byte line with
-/// their neighbours; the key then changes once per line. The key depends only
-/// on r mod 8, so moving down 8 rows is a plain offset.
-template <int Rows, int RowChunks>
-struct swizzled_tile {
-  static_assert(RowChunks > 0 && (RowChunks & (RowChunks - 1)) == 0, "chunks per row: a power of two");
-  static constexpr int rows = Rows;
-  static constexpr int row_chunks = RowChunks;
-  static constexpr int row_bytes = RowChunks * 16;
-  static constexpr int bytes = Rows * row_bytes;
-
-  [[nodiscard]] __host__ __device__ static constexpr int key(int row) noexcept {
-    if constexpr (RowChunks >= 8) {
-      return row & 7;
-    } else {
-      return (row / (8 / RowChunks)) & (RowChunks - 1);
-    }
-  }
-  /// Byte offset of logical chunk `chunk` of row `row`.
-  [[nodiscard]] __host__ __device__ static constexpr int offset(int row, int chunk) noexcept {
-    return row * row_bytes + ((chunk ^ key(row)) * 16);
-  }
-  /// Byte offset of element `col` (0 .. 8·RowChunks-1) of row `row`.
-  [[nodiscard]] __host__ __device__ static constexpr int element_offset(int row, int col) noexcept {
-    return offset(row, col / 8) + (col % 8) * 2;
-  }
 };
 
 /// The order of the four 8 × 8 matrices of one `ldmatrix.x4` over a 16 (M/N) × 16 (K)
@@ -251,78 +237,6 @@ struct operand_tile {
   }
 };
 
-/// Copies an operand's block tile global → shared with cp.async. The operand is
-/// seen as stored: `rows` rows of `cols` contiguous elements, `ld` apart (for a
-/// K-contiguous A, rows = M and cols = K). Each thread copies the same chunk
-/// column of `passes` rows; chunks past the matrix are zero-filled. The matrix
-/// is passed to each call rather than kept: in the kernel those values are
-/// kernel parameters, which cost no registers.
-template <class In, class Tile, int Threads>
-struct tile_copier {
-  static_assert(Threads % Tile::row_chunks == 0, "a pass covers whole tile rows");
-  static constexpr int rows_per_pass = Threads / Tile::row_chunks;
-  static_assert(Tile::rows % rows_per_pass == 0, "the tile is a whole number of passes");
-  static constexpr int passes = Tile::rows / rows_per_pass;
-  static constexpr int elements_per_chunk = 16 / static_cast<int>(sizeof(In));
-
-  int row;    ///< this thread's first tile row
-  int chunk;  ///< this thread's chunk in each of its rows
-
-  __host__ __device__ explicit constexpr tile_copier(int thread)
-      : row(thread / Tile::row_chunks), chunk(thread % Tile::row_chunks) {}
-
-  /// Starts the copies of the tile whose top-left stored element is (row0, col0).
-  /// `KnownInside`: the caller guarantees that the tile lies wholly inside the matrix,
-  /// so that the bounds and the edge path are not even compiled in.
-  template <bool KnownInside = false>
-  __device__ void copy(std::uint32_t s_tile, const In* g_data, std::int64_t ld, std::int64_t rows, std::int64_t cols,
-                       std::int64_t row0, std::int64_t col0) const {
-    const std::int64_t col = col0 + chunk * elements_per_chunk;
-    if (KnownInside || (row0 + Tile::rows <= rows && col0 + Tile::row_chunks * elements_per_chunk <= cols)) {
-      // The whole tile lies inside the matrix (every tile off the edges; block-uniform): no
-      // per-chunk bounds, one address and a fixed stride. Checking every chunk cost about
-      // 20 instructions per copy, more than the mma it feeds (SASS of the H200 build).
-      const In* src = g_data + (row0 + row) * ld + col;
-      const std::int64_t pass_stride = std::int64_t{rows_per_pass} * ld;
-#pragma unroll
-      for (int pass = 0; pass < passes; ++pass) {
-        cp_async_16(s_tile + static_cast<std::uint32_t>(Tile::offset(row + pass * rows_per_pass, chunk)),
-                    src + pass * pass_stride, 16u);
-      }
-      return;
-    }
-    // Elements of this chunk inside the matrix: all 8, fewer at the edge, none past it.
-    const std::int64_t left = cols - col;
-    const std::int64_t inside = left >= elements_per_chunk ? elements_per_chunk : left > 0 ? left : 0;
-    const auto col_bytes = static_cast<std::uint32_t>(inside * static_cast<std::int64_t>(sizeof(In)));
-#pragma unroll
-    for (int pass = 0; pass < passes; ++pass) {
-      const int r = row + pass * rows_per_pass;
-      const std::int64_t g_row = row0 + r;
-      const std::uint32_t bytes = g_row < rows ? col_bytes : 0u;
-      // A zero-byte copy reads nothing; point it at the matrix anyway.
-      const In* src = bytes != 0 ? g_data + g_row * ld + col : g_data;
-      cp_async_16(s_tile + static_cast<std::uint32_t>(Tile::offset(r, chunk)), src, bytes);
-    }
-  }
-};
-
-/// Block `block` of a grid over `tiles_m × tiles_n` tiles, numbered column by
-/// column within groups of `group_m` tile rows (the last group may be shorter),
-/// so that consecutive blocks reuse the same B columns and a few A rows.
-struct tile_index {
-  std::int64_t m;
-  std::int64_t n;
-};
-[[nodiscard]] __host__ __device__ constexpr tile_index grouped_tile(std::int64_t block, std::int64_t tiles_m,
-                                                                    std::int64_t tiles_n, int group_m) noexcept {
-  const std::int64_t per_group = group_m * tiles_n;
-  const std::int64_t first_m = block / per_group * group_m;
-  const std::int64_t group_rows = tiles_m - first_m < group_m ? tiles_m - first_m : group_m;
-  const std::int64_t in_group = block % per_group;
-  return {first_m + in_group % group_rows, in_group / group_rows};
-}
-
 /// A warp's operands for one 16-deep K step: MFragments A tiles of 16 × 16 and
 /// NFragments B tiles of 16 × 8, in mma.m16n8k16's register layout.
 template <int MFragments, int NFragments>
@@ -363,46 +277,6 @@ __device__ void mma_fragments(float (&acc)[MFragments][NFragments][4],
   for (int i = 0; i < MFragments; ++i) {
 #pragma unroll
     for (int j = 0; j < NFragments; ++j) mma_m16n8k16<In>(acc[i][j], f.a[i], f.b[j]);
-  }
-}
-
-/// C = alpha·acc + beta·C for a warp's tile at (row0, col0). Accumulator c0,c1
-/// of fragment (i, j) sits at row 16i + g, columns 8j + 2t and 8j + 2t + 1
-/// (lane = 4g + t); c2,c3 eight rows lower. Adjacent pairs go out as one 8-byte
-/// store when C allows it. C is read only when beta != 0.
-template <int MFragments, int NFragments, class In>
-__device__ void store_accumulators(const float (&acc)[MFragments][NFragments][4], const gemm_problem<In, float>& p,
-                                   std::int64_t row0, std::int64_t col0, int lane) {
-  const int g = lane >> 2;
-  const int t = lane & 3;
-  const bool pairs = p.ldc % 2 == 0 && is_aligned(p.c, 2 * sizeof(float));
-  const bool read_c = p.beta != 0.0f;
-#pragma unroll
-  for (int i = 0; i < MFragments; ++i) {
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const std::int64_t row = row0 + 16 * i + 8 * half + g;
-      if (row >= p.m) continue;
-      float* c_row = p.c + row * p.ldc;
-#pragma unroll
-      for (int j = 0; j < NFragments; ++j) {
-        const std::int64_t col = col0 + 8 * j + 2 * t;
-        float v0 = p.alpha * acc[i][j][2 * half];
-        float v1 = p.alpha * acc[i][j][2 * half + 1];
-        if (pairs && col + 1 < p.n) {
-          auto* c2 = reinterpret_cast<float2*>(c_row + col);
-          if (read_c) {
-            const float2 old = *c2;
-            v0 = fmaf(p.beta, old.x, v0);
-            v1 = fmaf(p.beta, old.y, v1);
-          }
-          *c2 = make_float2(v0, v1);
-        } else {
-          if (col < p.n) c_row[col] = read_c ? fmaf(p.beta, c_row[col], v0) : v0;
-          if (col + 1 < p.n) c_row[col + 1] = read_c ? fmaf(p.beta, c_row[col + 1], v1) : v1;
-        }
-      }
-    }
   }
 }
 
@@ -611,26 +485,47 @@ __global__ void __launch_bounds__(tensor_core_shape<Policy>::threads)
   store_accumulators(acc, p, m0 + warp_row, n0 + warp_col, lane);
 }
 
-/// A 1D grid with one block per `Policy` block tile of an m × n C.
+/// Throws `std::invalid_argument` unless one 1D grid holds a block per `Policy` block
+/// tile of an m × n C.
 template <class Policy>
-[[nodiscard]] launch_config tile_grid(std::int64_t m, std::int64_t n, std::size_t dynamic_shared_bytes) {
-  launch_config c;
-  c.block = dim3(tensor_core_shape<Policy>::threads, 1, 1);
-  c.dynamic_shared_bytes = dynamic_shared_bytes;
-  if (m <= 0 || n <= 0) return c;  // empty grid: nothing to launch
+void check_tile_grid(std::int64_t m, std::int64_t n) {
+  if (m <= 0 || n <= 0) return;
   const std::int64_t tiles_m = ceil_div<std::int64_t>(m, Policy::block_m);
   const std::int64_t tiles_n = ceil_div<std::int64_t>(n, Policy::block_n);
   FOUNDRY_EXPECTS(tiles_m <= static_cast<std::int64_t>(max_grid_x) / tiles_n,
                   "gemm_tensor_core: " + std::to_string(tiles_m) + " × " + std::to_string(tiles_n) +
                       " block tiles exceed the 1D grid limit of " + std::to_string(max_grid_x) + " blocks");
-  c.grid = dim3(static_cast<unsigned>(tiles_m * tiles_n), 1, 1);
+}
+
+/// A 1D grid with one block per `Policy` block tile of an m × n C.
+template <class Policy>
+[[nodiscard]] launch_config tile_grid(std::int64_t m, std::int64_t n, std::size_t dynamic_shared_bytes) {
+  check_tile_grid<Policy>(m, n);
+  launch_config c;
+  c.block = dim3(tensor_core_shape<Policy>::threads, 1, 1);
+  c.dynamic_shared_bytes = dynamic_shared_bytes;
+  if (m <= 0 || n <= 0) return c;  // empty grid: nothing to launch
+  c.grid = dim3(
+      static_cast<unsigned>(ceil_div<std::int64_t>(m, Policy::block_m) * ceil_div<std::int64_t>(n, Policy::block_n)), 1,
+      1);
   return c;
+}
+
+/// The fast kernel's instantiation for the problem's operand contiguity.
+template <class In, class Policy>
+auto* select_tensor_core_kernel(const gemm_problem<In, float>& p) noexcept {
+  if (p.a_k_contiguous) {
+    return p.b_n_contiguous ? &gemm_tensor_core_kernel<In, Policy, true, false>
+                            : &gemm_tensor_core_kernel<In, Policy, true, true>;
+  }
+  return p.b_n_contiguous ? &gemm_tensor_core_kernel<In, Policy, false, false>
+                          : &gemm_tensor_core_kernel<In, Policy, false, true>;
 }
 
 }  // namespace detail
 
 /// The split-K plan the fast kernel of `gemm_tensor_core<In, Policy>` uses for an m ×
-/// n × k problem on `sm_count` SMs (see `plan_split_k`; `requested` as
+/// n × k problem on `sm_count` SMs (`plan_split_k_for_tiles`; `requested` as
 /// `split_k_options::split_k`), with the tiling the default policy picks by K: one slice
 /// while the block tiles occupy every SM, otherwise enough slices of at least 512 of K to
 /// fill the `blocks_per_sm` block slots of every SM. At 1024 × 1024 × 8192: 32 tiles of
@@ -643,67 +538,97 @@ template <class Policy = tensor_core_auto_policy>
                ? tensor_core_split_k<tensor_core_shallow_k_policy>(m, n, k, requested, sm_count)
                : tensor_core_split_k<tensor_core_policy>(m, n, k, requested, sm_count);
   } else {
-    constexpr std::int64_t min_k_per_split = 512;
-    const std::int64_t tiles = ceil_div<std::int64_t>(m, Policy::block_m) * ceil_div<std::int64_t>(n, Policy::block_n);
-    return plan_split_k(tiles, std::int64_t{sm_count} * Policy::blocks_per_sm, sm_count, k, Policy::block_k, requested,
-                        min_k_per_split);
+    return plan_split_k_for_tiles(m, n, k, Policy::block_m, Policy::block_n, Policy::block_k, Policy::blocks_per_sm,
+                                  requested, sm_count);
   }
 }
 
-/// Enqueues C = alpha·A·B + beta·C on `s` with tensor cores (fp16 or bf16 in,
-/// fp32 accumulation and C). Asynchronous: returns once the work is enqueued.
-/// Shapes and leading dimensions are the caller's to validate (foundry::gemm
-/// does); an empty C launches nothing, K = 0 gives C = beta·C, and C is not read
-/// when beta == 0. Problems that pass `gemm_tensor_core_fast_path` run the
-/// pipelined kernel with `Policy` (by default the tiling `tensor_core_auto_policy`
-/// picks for the problem's K), any other the fallback (which does not split K:
-/// `options` are ignored there, a caller's workspace neither used nor checked).
-/// Split-K on the fast path (`options`, see `tensor_core_split_k` for the automatic
-/// count): the slices go to a workspace, the caller's or one allocated and freed
-/// stream-ordered on `s`, and a second kernel sums them into C in a fixed order.
+/// The plan of rung 4 for `p`: the fallback kernel unless `gemm_tensor_core_fast_path(p)`,
+/// else the fast kernel with `Policy` (by default the tiling `tensor_core_auto_policy`
+/// picks for K) and its split-K plan (`requested` as `split_k_options::split_k`).
+/// `sm_count()` is called only for a fast-path problem with a non-empty C, after the
+/// checks, so that bad input throws its own error before the device is queried.
 /// Throws `std::invalid_argument` if the grid of block tiles exceeds the device's
-/// limit, if (on the fast path) K needs more than 2^31 - 1 steps of `block_k`, or
-/// if a caller's workspace is too small; `cuda_error` if an
-/// allocation or a launch fails.
-template <class In, class Policy = tensor_core_auto_policy>
-void gemm_tensor_core(const gemm_problem<In, float>& p, const split_k_options& options, cuda::stream_ref s) {
-  static_assert(std::is_same_v<In, __half> || std::is_same_v<In, __nv_bfloat16>,
-                "gemm_tensor_core takes __half or __nv_bfloat16 inputs");
+/// limit or (fast path) K needs more than 2^31 - 1 steps of `block_k`.
+template <class In, class Policy = tensor_core_auto_policy, class SmCount>
+[[nodiscard]] gemm_plan tensor_core_plan(const gemm_problem<In, float>& p, int requested, SmCount&& sm_count) {
   if constexpr (std::is_same_v<Policy, tensor_core_auto_policy>) {
-    if (tensor_core_picks_shallow_k(p.k)) return gemm_tensor_core<In, tensor_core_shallow_k_policy>(p, options, s);
-    return gemm_tensor_core<In, tensor_core_policy>(p, options, s);
+    return tensor_core_picks_shallow_k(p.k) ? tensor_core_plan<In, tensor_core_shallow_k_policy>(p, requested, sm_count)
+                                            : tensor_core_plan<In, tensor_core_policy>(p, requested, sm_count);
   } else {
-    FOUNDRY_NVTX_FUNCTION_RANGE();
     if (!gemm_tensor_core_fast_path(p)) {
+      gemm_plan plan = foundry::detail::plan_with_policy<tensor_core_fallback_policy>(
+          gemm_rung::tensor_core, "16-bit inputs; an operand row not on a 16-byte boundary (no cp.async)");
+      plan.fallback = true;
+      return plan;
+    }
+    FOUNDRY_EXPECTS(ceil_div<std::int64_t>(p.k, Policy::block_k) <= std::numeric_limits<int>::max(),
+                    "gemm_tensor_core: K = " + std::to_string(p.k) + " needs more than 2^31 - 1 steps of " +
+                        std::to_string(Policy::block_k));
+    detail::check_tile_grid<Policy>(p.m, p.n);
+    gemm_plan plan = foundry::detail::plan_with_policy<Policy>(gemm_rung::tensor_core, "16-bit inputs on sm_80+");
+    if (p.m > 0 && p.n > 0)
+      detail::record_split(plan, tensor_core_split_k<Policy>(p.m, p.n, p.k, requested, sm_count()), p);
+    return plan;
+  }
+}
+
+/// `tensor_core_plan` on `sm_count` SMs.
+template <class In, class Policy = tensor_core_auto_policy>
+[[nodiscard]] gemm_plan tensor_core_plan(const gemm_problem<In, float>& p, int requested, int sm_count) {
+  return tensor_core_plan<In, Policy>(p, requested, [sm_count] { return sm_count; });
+}
+
+/// Enqueues rung 4's kernel for `p` as `plan` (from `tensor_core_plan<In, Policy>`)
+/// says, on `s` (asynchronous): the fallback kernel, or the fast kernel with `Policy`
+/// (the default picks the tiling the plan names) and split-K as
+/// `detail::split_k_output` (`workspace` empty: allocated on `s`). An empty C
+/// launches nothing. Throws `std::invalid_argument` if the grid is too large or a
+/// caller's workspace too small; `cuda_error` if an allocation or a launch fails.
+template <class In, class Policy = tensor_core_auto_policy>
+void launch_tensor_core(const gemm_plan& plan, const gemm_problem<In, float>& p, cuda::std::span<float> workspace,
+                        cuda::stream_ref s) {
+  if constexpr (std::is_same_v<Policy, tensor_core_auto_policy>) {
+    // The plan names the tiling by its tile; the fallback ignores the policy.
+    if (plan.block_n == tensor_core_shallow_k_policy::block_n && !plan.fallback) {
+      return launch_tensor_core<In, tensor_core_shallow_k_policy>(plan, p, workspace, s);
+    }
+    return launch_tensor_core<In, tensor_core_policy>(plan, p, workspace, s);
+  } else {
+    if (plan.fallback) {
       const launch_config c = detail::tile_grid<tensor_core_fallback_policy>(p.m, p.n, 0);
       launch(s, c, detail::gemm_tensor_core_fallback_kernel<In, tensor_core_fallback_policy>, p);
       return;
     }
-    // Both checks run before the device is queried, so that bad input throws its own error.
-    FOUNDRY_EXPECTS(ceil_div<std::int64_t>(p.k, Policy::block_k) <= std::numeric_limits<int>::max(),
-                    "gemm_tensor_core: K = " + std::to_string(p.k) + " needs more than 2^31 - 1 steps of " +
-                        std::to_string(Policy::block_k));
     using a_tile = detail::operand_tile<true, Policy::block_m, Policy::block_k>;  // same size either layout
     using b_tile = detail::operand_tile<true, Policy::block_n, Policy::block_k>;
     launch_config c =
         detail::tile_grid<Policy>(p.m, p.n, std::size_t{Policy::stages} * (a_tile::bytes + b_tile::bytes));
-    if (p.m <= 0 || p.n <= 0) return;  // nothing to compute, nothing to touch
-    const split_k_plan plan =
-        tensor_core_split_k<Policy>(p.m, p.n, p.k, options.split_k, get_device_properties().sm_count);
-    c.grid.y = static_cast<unsigned>(plan.splits);  // <= max_grid_yz: plan_split_k
-    const auto kernel = [&] {
-      if (p.a_k_contiguous) {
-        return p.b_n_contiguous ? detail::gemm_tensor_core_kernel<In, Policy, true, false>
-                                : detail::gemm_tensor_core_kernel<In, Policy, true, true>;
-      }
-      return p.b_n_contiguous ? detail::gemm_tensor_core_kernel<In, Policy, false, false>
-                              : detail::gemm_tensor_core_kernel<In, Policy, false, true>;
-    }();
-    const auto enqueue = [&](const gemm_problem<In, float>& q, std::int64_t slice_stride) {
-      launch(s, c, kernel, q, plan.depth, slice_stride);
-    };
-    detail::enqueue_split_k(p, plan.splits, options.workspace, enqueue, s);
+    if (p.m <= 0 || p.n <= 0) return;                // nothing to compute, nothing to touch
+    c.grid.y = static_cast<unsigned>(plan.split_k);  // <= max_grid_yz: plan_split_k
+    const detail::split_k_output<In> out(p, plan.split_k, workspace, s);
+    launch(s, c, detail::select_tensor_core_kernel<In, Policy>(p), out.problem(), plan.k_per_split, out.slice_stride());
+    out.reduce(s);
   }
+}
+
+/// Enqueues C = alpha·A·B + beta·C on `s` with tensor cores (fp16 or bf16 in,
+/// fp32 accumulation and C): `launch_tensor_core` with `tensor_core_plan` for the
+/// current device and `options`. Asynchronous: returns once the work is enqueued.
+/// Shapes and leading dimensions are the caller's to validate (foundry::gemm
+/// does); an empty C launches nothing, K = 0 gives C = beta·C, and C is not read
+/// when beta == 0. The fallback kernel does not split K: `options` are ignored
+/// there, a caller's workspace neither used nor checked.
+/// Throws as `tensor_core_plan` and `launch_tensor_core`, and `cuda_error` if the
+/// device query fails.
+template <class In, class Policy = tensor_core_auto_policy>
+void gemm_tensor_core(const gemm_problem<In, float>& p, const split_k_options& options, cuda::stream_ref s) {
+  static_assert(std::is_same_v<In, __half> || std::is_same_v<In, __nv_bfloat16>,
+                "gemm_tensor_core takes __half or __nv_bfloat16 inputs");
+  FOUNDRY_NVTX_FUNCTION_RANGE();
+  const gemm_plan plan =
+      tensor_core_plan<In, Policy>(p, options.split_k, [] { return get_device_properties().sm_count; });
+  launch_tensor_core<In, Policy>(plan, p, options.workspace, s);
 }
 
 /// `gemm_tensor_core` with the default options (automatic split-K, internal workspace).

@@ -33,12 +33,12 @@
 /// 5. Either operand may be K-contiguous (K-major in shared memory) or
 ///    M/N-contiguous (MN-major: wgmma's transpose bit), so all four layouts run
 ///    here; row-major A and B (K-major A, N-major B) is what the benchmark runs.
-/// 6. Blocks go in groups of 8 tile rows (the order of rung 4), so that blocks
-///    running together share A and B panels in L2.
+/// 6. Blocks go in groups of 8 tile rows (detail/block_raster.cuh, as every rung),
+///    so that blocks running together share A and B panels in L2.
 /// 7. The epilogue applies alpha and beta in fp32 straight from the
-///    accumulators to global memory (rung 4's store_accumulators: the wgmma
-///    accumulator layout of a warp is that of 32 mma.m16n8 tiles side by side)
-///    and never reads C when beta == 0.
+///    accumulators to global memory (detail/epilogue.cuh's store_accumulators, as
+///    rung 4: the wgmma accumulator layout of a warp is that of 32 mma.m16n8 tiles
+///    side by side) and never reads C when beta == 0.
 ///
 /// Building: wgmma and setmaxnreg exist only in sm_90a. The kernel body is
 /// compiled only where `__CUDA_ARCH_FEAT_SM90_ALL` is defined (an sm_90a device
@@ -48,8 +48,8 @@
 /// `-gencode arch=compute_90a,code=sm_90a -DFOUNDRY_HAS_SM90A=1`). Define it the
 /// same way in every translation unit of a program.
 ///
-/// Problems TMA cannot describe fall back to rung 4 (`gemm_tensor_core`), inside
-/// `gemm_wgmma`: an operand base not 16-byte aligned, a leading dimension not a
+/// For problems TMA cannot describe, `foundry::gemm` plans rung 4 instead (and so
+/// does `gemm_wgmma`, which lives in gemm.cuh beside the ladder): an operand base not 16-byte aligned, a leading dimension not a
 /// multiple of 8 elements (TMA strides are multiples of 16 bytes), an extent of
 /// 2^31 or more (TMA coordinates are 32-bit), and K = 0 (C = beta·C, nothing to
 /// multiply).
@@ -57,7 +57,7 @@
 /// Split-K: when the block tiles are fewer than the SMs (1024 × 1024 × 8192 has 32
 /// of them for 132 SMs), the K range is cut into slices, each a separate work
 /// unit of the persistent blocks, computed into a workspace and summed by a
-/// second kernel (gemm/split_k.cuh, shared with rungs 3 and 4); `wgmma_split_k` says
+/// second kernel (gemm/detail/split_k.cuh, shared with rungs 3 and 4); `wgmma_split_k` says
 /// how many.
 ///
 /// Performance on the H200, bf16: 777 TFLOP/s at 8192^3 (0.98× cuBLAS); 446 at
@@ -68,12 +68,14 @@
 
 #include <foundry/core/error.cuh>
 #include <foundry/core/math.cuh>
+#include <foundry/gemm/detail/block_raster.cuh>
+#include <foundry/gemm/detail/epilogue.cuh>
 #include <foundry/gemm/detail/mma_sync.cuh>
+#include <foundry/gemm/detail/split_k.cuh>
 #include <foundry/gemm/detail/tma.cuh>
 #include <foundry/gemm/detail/wgmma.cuh>
+#include <foundry/gemm/gemm_plan.cuh>
 #include <foundry/gemm/gemm_problem.cuh>
-#include <foundry/gemm/gemm_tensor_core.cuh>
-#include <foundry/gemm/split_k.cuh>
 #include <foundry/launch/launch.cuh>
 #include <foundry/launch/launch_config.cuh>
 #include <foundry/runtime/device.cuh>
@@ -116,6 +118,7 @@ struct wgmma_policy {
   /// per 16 of K each), the largest wgmma N, so every byte of A in shared memory
   /// feeds 256 multiply-adds. Not measured yet against 128 × 128 or 256 × 128.
   static constexpr int block_m = 128;
+  /// Columns of the block tile (see block_m).
   static constexpr int block_n = 256;
   /// K per stage: one 128-byte swizzled row of 16-bit elements, the widest TMA
   /// box row the 128-byte swizzle allows. Fixed.
@@ -129,7 +132,10 @@ struct wgmma_policy {
   /// thread issues copies), 232 for each consumer (128 accumulators plus
   /// addresses, without spilling); 128 × (40 + 2 × 232) = 64512 of the 65536.
   static constexpr int producer_registers = 40;
+  /// Registers per consumer thread after setmaxnreg (see producer_registers).
   static constexpr int consumer_registers = 232;
+  /// Blocks resident per SM: one (192 KiB of shared memory), persistent.
+  static constexpr int blocks_per_sm = 1;
 };
 
 /// Whether TMA can describe `p`'s operands, so that `gemm_wgmma` runs the wgmma
@@ -226,6 +232,131 @@ struct wgmma_operand {
   }
 };
 
+/// The persistent schedule of the wgmma kernel: of `tiles × splits` work units, unit u
+/// is block tile u mod tiles (in the grouped raster) and K slice z = u / tiles, K
+/// elements [z·k_per_split, (z+1)·k_per_split) (a multiple of block_k, so that TMA's
+/// zero fill past K covers only the last slice).
+template <class Policy>
+struct wgmma_schedule {
+  std::int64_t tiles_m, tiles_n, tiles, units, k, k_per_split;
+
+  /// A unit's tile corner, K range, step count and slice.
+  struct unit {
+    std::int32_t m0, n0;
+    std::int64_t k_begin;
+    int steps;
+    int split;
+  };
+
+  __device__ wgmma_schedule(std::int64_t m, std::int64_t n, std::int64_t k_, std::int64_t k_per_split_, int splits)
+      : tiles_m(ceil_div<std::int64_t>(m, Policy::block_m)),
+        tiles_n(ceil_div<std::int64_t>(n, Policy::block_n)),
+        tiles(tiles_m * tiles_n),
+        units(tiles * splits),
+        k(k_),
+        k_per_split(k_per_split_) {}
+
+  [[nodiscard]] __device__ unit operator()(std::int64_t u) const {
+    const std::int64_t z = u / tiles;
+    const tile_index tile = grouped_tile(u - z * tiles, tiles_m, tiles_n, Policy::group_m);
+    const std::int64_t k_begin = z * k_per_split;
+    const std::int64_t k_end = k_begin + k_per_split < k ? k_begin + k_per_split : k;
+    return unit{static_cast<std::int32_t>(tile.m * Policy::block_m),  // < 2^31: gemm_wgmma_tma_path
+                static_cast<std::int32_t>(tile.n * Policy::block_n), k_begin,
+                static_cast<int>(ceil_div<std::int64_t>(k_end - k_begin, Policy::block_k)), static_cast<int>(z)};
+  }
+};
+
+/// The ring of the wgmma kernel in shared memory: `Policy::stages` stages of an A tile
+/// then a B tile, then a `full` and an `empty` mbarrier per stage.
+template <class Policy>
+struct wgmma_ring {
+  unsigned char* base;
+  std::uint64_t* full;
+  std::uint64_t* empty;
+  __device__ unsigned char* a(int stage) const { return base + stage * wgmma_shape<Policy>::stage_bytes; }
+  __device__ unsigned char* b(int stage) const { return a(stage) + wgmma_shape<Policy>::a_bytes; }
+};
+
+/// The producer warpgroup's work, done by one thread: for each unit of this block,
+/// each K step, wait for the stage to be empty and issue its TMA copies. The ring
+/// position carries over from unit to unit, so it runs ahead into the next tile.
+template <class Policy, class AOperand, class BOperand>
+__device__ __forceinline__ void wgmma_produce(const wgmma_schedule<Policy>& schedule, const wgmma_ring<Policy>& ring,
+                                              const CUtensorMap* map_a, const CUtensorMap* map_b) {
+  int stage = 0;
+  std::uint32_t phase = 0;
+  for (std::int64_t u = blockIdx.x; u < schedule.units; u += gridDim.x) {
+    const auto w = schedule(u);
+    for (int step = 0; step < w.steps; ++step) {
+      mbarrier_wait_parity(&ring.empty[stage], phase ^ 1u);  // the first lap passes at once
+      (void)cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
+                                                 &ring.full[stage],
+                                                 static_cast<std::uint32_t>(wgmma_shape<Policy>::stage_bytes));
+      const auto k0 = static_cast<std::int32_t>(w.k_begin + step * Policy::block_k);  // < 2^31: tma_path
+      AOperand::load(ring.a(stage), map_a, w.m0, k0, &ring.full[stage]);
+      BOperand::load(ring.b(stage), map_b, w.n0, k0, &ring.full[stage]);
+      if (++stage == Policy::stages) stage = 0, phase ^= 1u;
+    }
+  }
+}
+
+/// A consumer warpgroup's work: for each unit of this block, 64 rows × 256 columns
+/// of its tile (rows 64·consumer ..), `k_steps` wgmma per stage with one group kept in
+/// flight, each stage released once the group that read it has completed, then the
+/// epilogue into C + split·c_slice_stride.
+template <class In, class Policy, class AOperand, class BOperand>
+__device__ __forceinline__ void wgmma_consume(const wgmma_schedule<Policy>& schedule, const wgmma_ring<Policy>& ring,
+                                              gemm_problem<In, float>& p, std::int64_t c_slice_stride, int thread) {
+  using shape = wgmma_shape<Policy>;
+  const int consumer = thread / 128 - 1;
+  const int lane = thread % 32;
+  const int warp_in_group = (thread / 32) % 4;
+  const std::uint32_t s_a0 = shared_address(ring.a(0)) + AOperand::mn_offset(64 * consumer);
+  const std::uint32_t s_b0 = shared_address(ring.b(0));
+  float* const c = p.c;
+
+  int stage = 0;
+  std::uint32_t phase = 0;
+  for (std::int64_t u = blockIdx.x; u < schedule.units; u += gridDim.x) {
+    const auto w = schedule(u);
+    float acc[1][32][4];  // [1][..]: the shape store_accumulators takes (one 16-row fragment per warp)
+#pragma unroll
+    for (int i = 0; i < 32; ++i) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) acc[0][i][j] = 0.0f;
+    }
+    int previous_stage = 0;
+    for (int step = 0; step < w.steps; ++step) {
+      mbarrier_wait_parity(&ring.full[stage], phase);
+      const auto stage_offset = static_cast<std::uint32_t>(stage * shape::stage_bytes);
+      fence_accumulators(acc[0]);
+      wgmma_fence();
+#pragma unroll
+      for (int k_step = 0; k_step < shape::k_steps; ++k_step) {
+        const std::uint64_t desc_a = AOperand::descriptor(s_a0 + stage_offset + AOperand::k_offset(k_step));
+        const std::uint64_t desc_b = BOperand::descriptor(s_b0 + stage_offset + BOperand::k_offset(k_step));
+        wgmma_m64n256k16<In, AOperand::transpose, BOperand::transpose>(acc[0], desc_a, desc_b);
+      }
+      wgmma_commit();
+      fence_accumulators(acc[0]);
+      // Keep this step's group in flight; the previous one has finished reading its stage.
+      wgmma_wait<1>();
+      if (step > 0 && lane == 0) (void)cuda::ptx::mbarrier_arrive(&ring.empty[previous_stage]);
+      previous_stage = stage;
+      if (++stage == Policy::stages) stage = 0, phase ^= 1u;
+    }
+    wgmma_wait<0>();
+    fence_accumulators(acc[0]);
+    // The unit's last stage is read: hand it back before the epilogue, so that
+    // the producer can fill it for the next unit while this one is stored.
+    if (w.steps > 0 && lane == 0) (void)cuda::ptx::mbarrier_arrive(&ring.empty[previous_stage]);
+
+    p.c = c + std::int64_t{w.split} * c_slice_stride;
+    store_accumulators(acc, p, std::int64_t{w.m0} + 64 * consumer + 16 * warp_in_group, std::int64_t{w.n0}, lane);
+  }
+}
+
 /// The wgmma kernel. `AKMajor` must equal p.a_k_contiguous and `BKMajor`
 /// !p.b_n_contiguous; the maps must describe A and B as `gemm_wgmma` encodes
 /// them; the problem must pass gemm_wgmma_tma_path. Launch with
@@ -238,7 +369,7 @@ struct wgmma_operand {
 /// into C + z·c_slice_stride. The producer runs ahead across units, so the next
 /// tile's copies fly while the consumers store the last one.
 template <class In, class Policy, bool AKMajor, bool BKMajor>
-__global__ void __launch_bounds__(wgmma_shape<Policy>::threads, 1)
+__global__ void __launch_bounds__(wgmma_shape<Policy>::threads, Policy::blocks_per_sm)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                       gemm_problem<In, float> p, std::int64_t k_per_split, int splits, std::int64_t c_slice_stride) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -250,113 +381,27 @@ __global__ void __launch_bounds__(wgmma_shape<Policy>::threads, 1)
   extern __shared__ unsigned char s_raw[];
   unsigned char* const s_ring = s_raw + ((1024 - (shared_address(s_raw) & 1023u)) & 1023u);
   auto* const full = reinterpret_cast<std::uint64_t*>(s_ring + stages * shape::stage_bytes);
-  std::uint64_t* const empty = full + stages;
-  const auto s_a = [&](int stage) { return s_ring + stage * shape::stage_bytes; };
-  const auto s_b = [&](int stage) { return s_a(stage) + shape::a_bytes; };
-
-  const std::int64_t tiles_m = ceil_div<std::int64_t>(p.m, Policy::block_m);
-  const std::int64_t tiles_n = ceil_div<std::int64_t>(p.n, Policy::block_n);
-  const std::int64_t tiles = tiles_m * tiles_n;
-  const std::int64_t units = tiles * splits;
-  // Unit u: its tile corner, its K range and its step count.
-  struct unit_work {
-    std::int32_t m0, n0;
-    std::int64_t k_begin;
-    int steps;
-    int split;
-  };
-  const auto work = [&](std::int64_t u) {
-    const std::int64_t z = u / tiles;
-    const tile_index tile = grouped_tile(u - z * tiles, tiles_m, tiles_n, Policy::group_m);
-    const std::int64_t k_begin = z * k_per_split;
-    const std::int64_t k_end = k_begin + k_per_split < p.k ? k_begin + k_per_split : p.k;
-    return unit_work{static_cast<std::int32_t>(tile.m * Policy::block_m),  // < 2^31: gemm_wgmma_tma_path
-                     static_cast<std::int32_t>(tile.n * Policy::block_n), k_begin,
-                     static_cast<int>(ceil_div<std::int64_t>(k_end - k_begin, Policy::block_k)), static_cast<int>(z)};
-  };
+  const wgmma_ring<Policy> ring{s_ring, full, full + stages};
+  const wgmma_schedule<Policy> schedule(p.m, p.n, p.k, k_per_split, splits);
   const int thread = static_cast<int>(threadIdx.x);
-  const int warpgroup = thread / 128;
 
   if (thread == 0) {
     for (int stage = 0; stage < stages; ++stage) {
-      cuda::ptx::mbarrier_init(&full[stage], 1);                       // the producer's arrive + TMA bytes
-      cuda::ptx::mbarrier_init(&empty[stage], shape::consumer_warps);  // one arrive per consumer warp
+      cuda::ptx::mbarrier_init(&ring.full[stage], 1);                       // the producer's arrive + TMA bytes
+      cuda::ptx::mbarrier_init(&ring.empty[stage], shape::consumer_warps);  // one arrive per consumer warp
     }
     // Make the initialised barriers visible to the async proxy (TMA) too.
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
   }
   __syncthreads();
 
-  // The ring position is shared by all units: stage and phase carry over.
-  if (warpgroup == 0) {
+  if (thread / 128 == 0) {
     // Producer. All 128 threads give their registers back; one issues the copies.
     setmaxnreg_decrease<Policy::producer_registers>();
-    if (thread == 0) {
-      int stage = 0;
-      std::uint32_t phase = 0;
-      for (std::int64_t u = blockIdx.x; u < units; u += gridDim.x) {
-        const unit_work w = work(u);
-        for (int step = 0; step < w.steps; ++step) {
-          mbarrier_wait_parity(&empty[stage], phase ^ 1u);  // the first lap passes at once
-          (void)cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta,
-                                                     cuda::ptx::space_shared, &full[stage],
-                                                     static_cast<std::uint32_t>(shape::stage_bytes));
-          const auto k0 = static_cast<std::int32_t>(w.k_begin + step * Policy::block_k);  // < 2^31: tma_path
-          a_operand::load(s_a(stage), &map_a, w.m0, k0, &full[stage]);
-          b_operand::load(s_b(stage), &map_b, w.n0, k0, &full[stage]);
-          if (++stage == stages) stage = 0, phase ^= 1u;
-        }
-      }
-    }
+    if (thread == 0) wgmma_produce<Policy, a_operand, b_operand>(schedule, ring, &map_a, &map_b);
   } else {
-    // Consumers: warpgroup 1 + c computes rows 64c .. 64c+63 of each tile.
     setmaxnreg_increase<Policy::consumer_registers>();
-    const int consumer = warpgroup - 1;
-    const int lane = thread % 32;
-    const int warp_in_group = (thread / 32) % 4;
-    const std::uint32_t s_a0 = shared_address(s_a(0)) + a_operand::mn_offset(64 * consumer);
-    const std::uint32_t s_b0 = shared_address(s_b(0));
-    float* const c = p.c;
-
-    int stage = 0;
-    std::uint32_t phase = 0;
-    for (std::int64_t u = blockIdx.x; u < units; u += gridDim.x) {
-      const unit_work w = work(u);
-      float acc[1][32][4];  // [1][..]: the shape store_accumulators takes (one 16-row fragment per warp)
-#pragma unroll
-      for (int i = 0; i < 32; ++i) {
-#pragma unroll
-        for (int j = 0; j < 4; ++j) acc[0][i][j] = 0.0f;
-      }
-      int previous_stage = 0;
-      for (int step = 0; step < w.steps; ++step) {
-        mbarrier_wait_parity(&full[stage], phase);
-        const auto stage_offset = static_cast<std::uint32_t>(stage * shape::stage_bytes);
-        fence_accumulators(acc[0]);
-        wgmma_fence();
-#pragma unroll
-        for (int k_step = 0; k_step < shape::k_steps; ++k_step) {
-          const std::uint64_t desc_a = a_operand::descriptor(s_a0 + stage_offset + a_operand::k_offset(k_step));
-          const std::uint64_t desc_b = b_operand::descriptor(s_b0 + stage_offset + b_operand::k_offset(k_step));
-          wgmma_m64n256k16<In, a_operand::transpose, b_operand::transpose>(acc[0], desc_a, desc_b);
-        }
-        wgmma_commit();
-        fence_accumulators(acc[0]);
-        // Keep this step's group in flight; the previous one has finished reading its stage.
-        wgmma_wait<1>();
-        if (step > 0 && lane == 0) (void)cuda::ptx::mbarrier_arrive(&empty[previous_stage]);
-        previous_stage = stage;
-        if (++stage == stages) stage = 0, phase ^= 1u;
-      }
-      wgmma_wait<0>();
-      fence_accumulators(acc[0]);
-      // The unit's last stage is read: hand it back before the epilogue, so that
-      // the producer can fill it for the next unit while this one is stored.
-      if (w.steps > 0 && lane == 0) (void)cuda::ptx::mbarrier_arrive(&empty[previous_stage]);
-
-      p.c = c + std::int64_t{w.split} * c_slice_stride;
-      store_accumulators(acc, p, std::int64_t{w.m0} + 64 * consumer + 16 * warp_in_group, std::int64_t{w.n0}, lane);
-    }
+    wgmma_consume<In, Policy, a_operand, b_operand>(schedule, ring, p, c_slice_stride, thread);
   }
 #else
   // No sm_90a code in this pass: the host never launches this kernel (gemm_wgmma_available).
@@ -389,57 +434,64 @@ CUtensorMap operand_map(const In* data, std::int64_t rows, std::int64_t cols, st
 
 }  // namespace detail
 
-/// The split-K plan `gemm_wgmma` uses for an m × n × k problem on `sm_count`
-/// SMs (see `plan_split_k`; `requested` as `split_k_options::split_k`): one
-/// slice while the block tiles occupy every SM, otherwise enough slices of at
-/// least 512 of K to give every SM a block (one block per SM: 192 KiB of shared
-/// memory each). At 1024 × 1024 × 8192: 32 tiles, 4 slices of 2048.
+/// The split-K plan of rung 5 for an m × n × k problem on `sm_count` SMs
+/// (`plan_split_k_for_tiles`; `requested` as `split_k_options::split_k`): one slice
+/// while the block tiles occupy every SM, otherwise enough slices of at least 512 of
+/// K to give every SM a block. At 1024 × 1024 × 8192: 32 tiles, 4 slices of 2048.
 template <class Policy = wgmma_policy>
 [[nodiscard]] split_k_plan wgmma_split_k(std::int64_t m, std::int64_t n, std::int64_t k, int requested, int sm_count) {
-  constexpr std::int64_t min_k_per_split = 512;
-  const std::int64_t tiles = ceil_div<std::int64_t>(m, Policy::block_m) * ceil_div<std::int64_t>(n, Policy::block_n);
-  return plan_split_k(tiles, sm_count, sm_count, k, Policy::block_k, requested, min_k_per_split);
+  return plan_split_k_for_tiles(m, n, k, Policy::block_m, Policy::block_n, Policy::block_k, Policy::blocks_per_sm,
+                                requested, sm_count);
 }
 
-/// Enqueues C = alpha·A·B + beta·C on `s` with the wgmma kernel (fp16 or bf16 in,
-/// fp32 accumulation and C). Asynchronous: returns once the work is enqueued;
-/// the TMA descriptors travel by value in the kernel parameters, so nothing on
-/// the host outlives the call.
-/// Shapes and leading dimensions are the caller's to validate (foundry::gemm
-/// does); an empty C launches nothing and C is not read when beta == 0. Problems
-/// that fail `gemm_wgmma_tma_path` (K = 0 among them) run on rung 4,
-/// `gemm_tensor_core`, with the same contract and the same `options`.
-/// Split-K (`options`, see `wgmma_split_k` for the automatic count): the slices
-/// go to a workspace, the caller's or one allocated and freed stream-ordered on
-/// `s`, and a second kernel sums them into C in a fixed order.
-/// Throws `std::invalid_argument` if this program has no sm_90a code
-/// (FOUNDRY_HAS_SM90A) or the current device is not of compute capability 9.0,
-/// or if a caller's workspace is too small; `std::runtime_error` if the driver
-/// cannot encode a tensor map; `cuda_error` if a CUDA call, an allocation or a
-/// launch fails.
+/// The plan of rung 5 for `p` (which must pass `gemm_wgmma_tma_path`; `foundry::gemm`
+/// plans rung 4 instead for any other) on `sm_count` SMs.
 template <class In, class Policy = wgmma_policy>
-void gemm_wgmma(const gemm_problem<In, float>& p, const split_k_options& options, cuda::stream_ref s) {
-  static_assert(std::is_same_v<In, __half> || std::is_same_v<In, __nv_bfloat16>,
-                "gemm_wgmma takes __half or __nv_bfloat16 inputs");
-  using shape = detail::wgmma_shape<Policy>;
-  FOUNDRY_NVTX_FUNCTION_RANGE();
+[[nodiscard]] gemm_plan wgmma_plan(const gemm_problem<In, float>& p, int requested, int sm_count) {
+  gemm_plan plan = foundry::detail::plan_with_policy<Policy>(
+      gemm_rung::wgmma, "16-bit inputs on compute capability 9.0 with sm_90a code, operands TMA can describe");
+  detail::record_split(plan, wgmma_split_k<Policy>(p.m, p.n, p.k, requested, sm_count), p);
+  return plan;
+}
+
+namespace detail {
+
+/// Throws `std::invalid_argument` unless this program carries sm_90a code.
+inline void require_wgmma_built() {
   FOUNDRY_EXPECTS(gemm_wgmma_built,
                   std::string("gemm_wgmma: this program was built without sm_90a code (compile with -gencode "
                               "arch=compute_90a,code=sm_90a and -DFOUNDRY_HAS_SM90A=1)"));
-  if (p.m <= 0 || p.n <= 0) return;  // nothing to compute, nothing to touch
-  const auto& device = get_device_properties();
-  const int cc = device.compute_capability();
+}
+
+/// Throws `std::invalid_argument` unless sm_90a code runs on a device of compute
+/// capability `cc`.
+inline void require_wgmma_device(int cc) {
   FOUNDRY_EXPECTS(
       gemm_wgmma_available(cc),
       "gemm_wgmma: sm_90a code runs only on compute capability 9.0; this device is sm_" + std::to_string(cc));
-  if (!gemm_wgmma_tma_path(p)) {
-    gemm_tensor_core<In>(p, options, s);  // rung 4 takes any alignment, leading dimension and K
-    return;
-  }
+}
 
-  const std::int64_t tiles_m = ceil_div<std::int64_t>(p.m, Policy::block_m);
-  const std::int64_t tiles_n = ceil_div<std::int64_t>(p.n, Policy::block_n);
-  const split_k_plan plan = wgmma_split_k<Policy>(p.m, p.n, p.k, options.split_k, device.sm_count);
+}  // namespace detail
+
+/// Enqueues the wgmma kernel for `p` as `plan` (from `wgmma_plan<In, Policy>`) says,
+/// on `s` (asynchronous): a persistent grid of at most one block per SM, split-K as
+/// `detail::split_k_output` (`workspace` empty: allocated on `s`). The TMA
+/// descriptors travel by value in the kernel parameters, so nothing on the host
+/// outlives the call. `p` must pass `gemm_wgmma_tma_path`; an empty C launches nothing.
+/// Throws `std::invalid_argument` if this program has no sm_90a code or the current
+/// device is not of compute capability 9.0, or if a caller's workspace is too small;
+/// `std::runtime_error` if the driver cannot encode a tensor map; `cuda_error` if a
+/// CUDA call, an allocation or a launch fails.
+template <class In, class Policy = wgmma_policy>
+void launch_wgmma(const gemm_plan& plan, const gemm_problem<In, float>& p, cuda::std::span<float> workspace,
+                  cuda::stream_ref s) {
+  static_assert(std::is_same_v<In, __half> || std::is_same_v<In, __nv_bfloat16>,
+                "gemm_wgmma takes __half or __nv_bfloat16 inputs");
+  using shape = detail::wgmma_shape<Policy>;
+  detail::require_wgmma_built();
+  if (p.m <= 0 || p.n <= 0) return;  // nothing to compute, nothing to touch
+  const auto& device = get_device_properties();
+  detail::require_wgmma_device(device.compute_capability());
 
   // A(i, p) and B(p, j) as stored: rows × contiguous columns.
   using a_k = detail::wgmma_operand<true, Policy::block_m>;
@@ -453,20 +505,15 @@ void gemm_wgmma(const gemm_problem<In, float>& p, const split_k_options& options
 
   launch_config c;
   c.block = dim3(shape::threads, 1, 1);
-  // Persistent: one block per SM (192 KiB of shared memory each), never more than the units.
-  const std::int64_t units = tiles_m * tiles_n * plan.splits;
+  // Persistent: one block per SM, never more than the units.
+  const std::int64_t units =
+      ceil_div<std::int64_t>(p.m, Policy::block_m) * ceil_div<std::int64_t>(p.n, Policy::block_n) * plan.split_k;
   c.grid = dim3(static_cast<unsigned>(std::min<std::int64_t>(units, device.sm_count)), 1, 1);
   c.dynamic_shared_bytes = shape::shared_bytes;
-  const auto enqueue = [&](const gemm_problem<In, float>& q, std::int64_t slice_stride) {
-    launch(s, c, detail::select_wgmma_kernel<In, Policy>(p), map_a, map_b, q, plan.depth, plan.splits, slice_stride);
-  };
-  detail::enqueue_split_k(p, plan.splits, options.workspace, enqueue, s);
-}
-
-/// `gemm_wgmma` with the default options (automatic split-K, internal workspace).
-template <class In, class Policy = wgmma_policy>
-void gemm_wgmma(const gemm_problem<In, float>& p, cuda::stream_ref s) {
-  gemm_wgmma<In, Policy>(p, split_k_options{}, s);
+  const detail::split_k_output<In> out(p, plan.split_k, workspace, s);
+  launch(s, c, detail::select_wgmma_kernel<In, Policy>(p), map_a, map_b, out.problem(), plan.k_per_split, plan.split_k,
+         out.slice_stride());
+  out.reduce(s);
 }
 
 }  // namespace foundry::gemm_kernels

@@ -21,13 +21,17 @@ class stride_range {
  public:
   class iterator {
    public:
+    /// At index `i`, advancing by `step`.
     __device__ iterator(std::uint64_t i, std::uint64_t step) : i_(i), step_(step) {}
+    /// The current index.
     __device__ std::uint64_t operator*() const noexcept { return i_; }
+    /// Advances by the stride (it may step past the end: iterators are only compared against `end()`).
     __device__ iterator& operator++() noexcept {
       i_ += step_;
       return *this;
     }
     // Compared only against end(): "not yet past the end", so the stride may overshoot.
+    /// Whether the index is still below `end`'s.
     __device__ bool operator!=(const iterator& end) const noexcept { return i_ < end.i_; }
 
    private:
@@ -35,9 +39,12 @@ class stride_range {
     std::uint64_t step_;
   };
 
+  /// The indices begin, begin + step, ... below end.
   __device__ stride_range(std::uint64_t begin, std::uint64_t end, std::uint64_t step)
       : begin_(begin), end_(end), step_(step) {}
+  /// The first index (or `end()` when the range is empty).
   __device__ iterator begin() const noexcept { return {begin_ < end_ ? begin_ : end_, step_}; }
+  /// One past the last index.
   __device__ iterator end() const noexcept { return {end_, step_}; }
 
  private:
@@ -68,9 +75,14 @@ enum class tile_assignment {
 /// going to the first block with the shorter run.
 template <tile_assignment Assignment>
 struct block_tiles {
+  ///@{
+  /// The block's full tiles: begin, begin + step, ... below end.
   std::uint64_t begin, end, step;
+  ///@}
+  /// Whether this block also handles the partial tile at the end, if there is one.
   bool takes_partial_tile;
 
+  /// The share of block `block` of `blocks` in `full_tiles` tiles.
   __device__ block_tiles(std::uint64_t full_tiles, std::uint32_t block, std::uint32_t blocks) {
     if constexpr (Assignment == tile_assignment::strided) {
       begin = block;

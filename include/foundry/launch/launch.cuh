@@ -1,8 +1,8 @@
 #pragma once
 /// \file
 /// `launch(stream, config, kernel, args...)`: validates the configuration
-/// against the current device, launches on an explicit stream, and checks the
-/// launch. Asynchronous: returns once the kernel is enqueued.
+/// against the stream's device, launches on an explicit stream, and checks the
+/// launch's own status. Asynchronous: returns once the kernel is enqueued.
 
 #include <foundry/core/error.cuh>
 #include <foundry/launch/launch_config.cuh>
@@ -17,10 +17,14 @@
 
 namespace foundry {
 
-/// Enqueues `kernel<<<c.grid, c.block, c.dynamic_shared_bytes, s>>>(args...)`.
-/// An empty grid launches nothing (its block is still checked, so that a block of
-/// zero threads is an error, not a silent no-op). Dynamic shared memory above the
-/// 48 KiB default (static and dynamic together) is opted into on the kernel first.
+/// Enqueues `kernel<<<c.grid, c.block, c.dynamic_shared_bytes, s>>>(args...)` through
+/// `cudaLaunchKernelEx`, on the device that `s` belongs to: the configuration is checked
+/// against that device, and the launch switches to it for the call when another device
+/// is current. An empty grid launches nothing (its block is still checked, so that a
+/// block of zero threads is an error, not a silent no-op). Dynamic shared memory above
+/// the 48 KiB default (static and dynamic together) is opted into on the kernel first.
+/// The launch is judged by its own returned status, never by a pending error that an
+/// earlier call left behind.
 /// Throws `std::invalid_argument` for the null (legacy default) stream or a
 /// configuration the device cannot run, and `cuda_error` if the launch fails
 /// (with `FOUNDRY_DEBUG_SYNC`, also if the kernel faults).
@@ -33,8 +37,11 @@ void launch(cuda::stream_ref s, const launch_config& c, void (*kernel)(Params...
                         " threads (a whole number of warps is needed)");
     return;
   }
-  const device_properties& device = get_device_properties();
+  const int ordinal = stream_device(s.get());
+  const device_properties& device = get_device_properties(ordinal);
   validate(c, device);
+  // A no-op when the stream's device is current (the common case: no driver call).
+  const device_guard on_stream_device(ordinal);
   if (c.dynamic_shared_bytes > 0) {
     // The 48 KiB default covers static and dynamic shared memory together.
     cudaFuncAttributes attributes{};
@@ -45,22 +52,18 @@ void launch(cuda::stream_ref s, const launch_config& c, void (*kernel)(Params...
                                             static_cast<int>(c.dynamic_shared_bytes)));
     }
   }
-  if (c.dependency == launch_dependency::programmatic && device.compute_capability_major >= 9) {
-    cudaLaunchAttribute attribute{};
-    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attribute.val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t config{};
-    config.gridDim = c.grid;
-    config.blockDim = c.block;
-    config.dynamicSmemBytes = c.dynamic_shared_bytes;
-    config.stream = s.get();
-    config.attrs = &attribute;
-    config.numAttrs = 1;
-    FOUNDRY_CUDA_TRY(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
-  } else {
-    kernel<<<c.grid, c.block, c.dynamic_shared_bytes, s.get()>>>(std::forward<Args>(args)...);
-  }
-  FOUNDRY_CHECK_LAUNCH_ON(s.get());
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = c.grid;
+  config.blockDim = c.block;
+  config.dynamicSmemBytes = c.dynamic_shared_bytes;
+  config.stream = s.get();
+  const bool programmatic = c.dependency == launch_dependency::programmatic && device.compute_capability_major >= 9;
+  config.attrs = programmatic ? &attribute : nullptr;
+  config.numAttrs = programmatic ? 1 : 0;
+  FOUNDRY_CHECK_LAUNCH_STATUS(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...), s.get());
 }
 
 }  // namespace foundry

@@ -9,6 +9,7 @@
 #include <foundry/runtime/device.cuh>
 
 #include <cuda_runtime_api.h>
+#include <cuda/stream_ref>
 
 #include <algorithm>
 #include <cstddef>
@@ -32,20 +33,28 @@ enum class launch_dependency {
 /// A kernel's launch shape. A grid with zero blocks means "nothing to do":
 /// `foundry::launch` returns without launching.
 struct launch_config {
+  /// Blocks in the grid (zero blocks: nothing to launch).
   dim3 grid{0, 1, 1};
+  /// Threads per block.
   dim3 block{1, 1, 1};
+  /// Dynamic shared memory per block, in bytes.
   std::size_t dynamic_shared_bytes = 0;
+  /// How the kernel waits for the work before it on its stream.
   launch_dependency dependency = launch_dependency::full;
 
+  /// Threads per block.
   [[nodiscard]] constexpr std::uint64_t block_threads() const noexcept {
     return std::uint64_t{block.x} * block.y * block.z;
   }
+  /// Blocks in the grid.
   [[nodiscard]] constexpr std::uint64_t grid_blocks() const noexcept { return std::uint64_t{grid.x} * grid.y * grid.z; }
+  /// Whether there is nothing to launch.
   [[nodiscard]] constexpr bool empty() const noexcept { return grid_blocks() == 0; }
 };
 
 /// CUDA's hardware limits on grid dimensions (all architectures since sm_30).
 inline constexpr std::uint32_t max_grid_x = 2147483647u;
+/// CUDA's limit on grid.y and grid.z.
 inline constexpr std::uint32_t max_grid_yz = 65535u;
 
 namespace detail {
@@ -128,16 +137,41 @@ inline void validate(const launch_config& c, const device_properties& p) {
   return static_cast<std::uint32_t>(std::max(1, blocks_per_sm) * get_device_properties().sm_count);
 }
 
-/// Occupancy-based 1D configuration for `kernel` over `n` elements: the block
-/// size that maximises occupancy (`cudaOccupancyMaxPotentialBlockSize`), and a
-/// grid capped at the number of blocks that can be resident at once (active
-/// blocks per SM × SM count). Throws `cuda_error` if the queries fail.
+/// As above, on the device that `s` belongs to (the one a launch on `s` runs on).
+[[nodiscard]] inline std::uint32_t resident_grid_blocks(int blocks_per_sm, cuda::stream_ref s) {
+  return static_cast<std::uint32_t>(std::max(1, blocks_per_sm) *
+                                    get_device_properties(stream_device(s.get())).sm_count);
+}
+
+/// Occupancy-based 1D configuration for `kernel` over `n` elements on the current
+/// device: the block size that maximises occupancy (`cudaOccupancyMaxPotentialBlockSize`),
+/// and a grid capped at the number of blocks that can be resident at once (active
+/// blocks per SM × SM count). Dynamic shared memory above the 48 KiB default is opted
+/// into on the kernel first, as `launch` does, so that the occupancy is that of the
+/// launch (without it the calculator finds no block that fits and says 0 threads).
+/// Throws `std::invalid_argument` if no block of the kernel fits on an SM with that
+/// shared memory, `cuda_error` if the queries fail.
 template <class Kernel>
 [[nodiscard]] launch_config make_occupancy_launch_config(Kernel kernel, std::uint64_t n,
                                                          std::size_t dynamic_shared_bytes = 0) {
+  const device_properties& device = get_device_properties();
+  FOUNDRY_EXPECTS(dynamic_shared_bytes <= device.shared_memory_per_block_optin,
+                  "dynamic shared memory of " + std::to_string(dynamic_shared_bytes) +
+                      " bytes exceeds the device's opt-in maximum of " +
+                      std::to_string(device.shared_memory_per_block_optin) + " bytes per block");
+  if (dynamic_shared_bytes > 0) {
+    cudaFuncAttributes attributes{};
+    FOUNDRY_CUDA_TRY(cudaFuncGetAttributes(&attributes, kernel));
+    if (dynamic_shared_bytes > static_cast<std::size_t>(attributes.maxDynamicSharedSizeBytes)) {
+      FOUNDRY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(dynamic_shared_bytes)));
+    }
+  }
   int min_grid = 0;
   int block = 0;
   FOUNDRY_CUDA_TRY(cudaOccupancyMaxPotentialBlockSize(&min_grid, &block, kernel, dynamic_shared_bytes, 0));
+  FOUNDRY_EXPECTS(block > 0, "no block of this kernel fits on an SM with " + std::to_string(dynamic_shared_bytes) +
+                                 " bytes of dynamic shared memory");
   int active_per_sm = 0;
   FOUNDRY_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&active_per_sm, kernel, block, dynamic_shared_bytes));
   launch_config c = make_launch_config_1d(n, static_cast<std::uint32_t>(block), resident_grid_blocks(active_per_sm));

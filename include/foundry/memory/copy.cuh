@@ -4,6 +4,7 @@
 /// pinned or managed; unified addressing tells the driver which is which).
 
 #include <foundry/core/error.cuh>
+#include <foundry/core/overlap.cuh>
 #include <foundry/launch/grid_stride.cuh>
 #include <foundry/launch/launch.cuh>
 #include <foundry/runtime/stream.cuh>
@@ -20,14 +21,16 @@
 namespace foundry {
 
 /// Copies `src` into `dst` on `s` (asynchronous; pageable host memory is staged
-/// before the call returns). Throws `std::invalid_argument` if the sizes differ or
-/// `s` is the null stream, `cuda_error` if the copy cannot be enqueued.
+/// before the call returns). Throws `std::invalid_argument` if the sizes differ, the
+/// ranges overlap (a memcpy of overlapping ranges is undefined) or `s` is the null
+/// stream, `cuda_error` if the copy cannot be enqueued.
 template <class T, std::size_t DstExtent, std::size_t SrcExtent>
 void copy(cuda::std::span<T, DstExtent> dst, cuda::std::span<const T, SrcExtent> src, cuda::stream_ref s) {
   static_assert(std::is_trivially_copyable_v<T>, "copy needs trivially copyable elements");
   FOUNDRY_EXPECTS(dst.size() == src.size(), "copy between spans of different sizes (" + std::to_string(dst.size()) +
                                                 " and " + std::to_string(src.size()) + " elements)");
   detail::expect_explicit_stream(s);
+  detail::expect_no_forbidden_overlap(dst, src, detail::overlap_rule::disjoint, "copy destination and source");
   if (src.empty()) return;
   FOUNDRY_NVTX_FUNCTION_RANGE();
   FOUNDRY_CUDA_TRY(cudaMemcpyAsync(dst.data(), src.data(), src.size_bytes(), cudaMemcpyDefault, s.get()));
@@ -53,10 +56,11 @@ void fill(cuda::std::span<T, Extent> dst, const T& value, cuda::stream_ref s) {
   static_assert(std::is_trivially_copyable_v<T>, "fill needs trivially copyable elements");
   if (dst.empty()) return;
   FOUNDRY_EXPECTS(dst.data() != nullptr, "fill of " + std::to_string(dst.size()) + " elements at a null pointer");
+  detail::expect_explicit_stream(s);  // before the stream's device is asked for the grid size
   FOUNDRY_NVTX_FUNCTION_RANGE();
   // A resident grid (8 blocks of 256 threads per SM) with a grid-stride loop: fill
   // is a utility for initialising buffers, not one of the measured algorithms.
-  launch(s, make_launch_config_1d(dst.size(), 256, resident_grid_blocks(8)), detail::fill_kernel<T>, dst.data(),
+  launch(s, make_launch_config_1d(dst.size(), 256, resident_grid_blocks(8, s)), detail::fill_kernel<T>, dst.data(),
          dst.size(), value);
 }
 

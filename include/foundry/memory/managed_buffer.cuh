@@ -61,6 +61,7 @@ class managed_buffer {
   static_assert((detail::require_buffer_element<T>(), true));
 
  public:
+  /// The element type.
   using value_type = T;
   managed_buffer() = default;
   /// Allocates `n` uninitialised elements of managed memory (synchronous).
@@ -76,8 +77,10 @@ class managed_buffer {
   }
   managed_buffer(const managed_buffer&) = delete;
   managed_buffer& operator=(const managed_buffer&) = delete;
+  /// Takes `o`'s memory; `o` is left empty.
   managed_buffer(managed_buffer&& o) noexcept
       : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+  /// Frees this buffer's memory, then takes `o`'s.
   managed_buffer& operator=(managed_buffer&& o) noexcept {
     if (this != &o) {
       release();
@@ -106,13 +109,21 @@ class managed_buffer {
     if (size_bytes() != 0) FOUNDRY_CUDA_TRY(detail::advise(data_, size_bytes(), advice, host));
   }
 
+  /// Pointer to the first element, valid on the host and the device.
   [[nodiscard]] T* data() noexcept { return data_; }
+  /// Pointer to the first element, valid on the host and the device.
   [[nodiscard]] const T* data() const noexcept { return data_; }
+  /// Number of elements.
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  /// Size in bytes.
   [[nodiscard]] std::size_t size_bytes() const noexcept { return size_ * sizeof(T); }
+  /// Element i, from the host (no GPU work on it may be in flight).
   [[nodiscard]] T& operator[](std::size_t i) noexcept { return data_[i]; }
+  /// Element i, from the host (no GPU work on it may be in flight).
   [[nodiscard]] const T& operator[](std::size_t i) const noexcept { return data_[i]; }
+  /// The elements as a span.
   [[nodiscard]] cuda::std::span<T> span() noexcept { return {data_, size_}; }
+  /// The elements as a span.
   [[nodiscard]] cuda::std::span<const T> span() const noexcept { return {data_, size_}; }
 
  private:

@@ -20,6 +20,7 @@ class pinned_buffer {
   static_assert((detail::require_buffer_element<T>(), true));
 
  public:
+  /// The element type.
   using value_type = T;
   pinned_buffer() = default;
   /// Allocates `n` uninitialised elements of page-locked host memory (synchronous).
@@ -34,8 +35,10 @@ class pinned_buffer {
   }
   pinned_buffer(const pinned_buffer&) = delete;
   pinned_buffer& operator=(const pinned_buffer&) = delete;
+  /// Takes `o`'s memory; `o` is left empty.
   pinned_buffer(pinned_buffer&& o) noexcept
       : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+  /// Frees this buffer's memory, then takes `o`'s.
   pinned_buffer& operator=(pinned_buffer&& o) noexcept {
     if (this != &o) {
       release();
@@ -47,17 +50,29 @@ class pinned_buffer {
   /// Frees the memory; cudaFreeHost waits for the device work that uses it.
   ~pinned_buffer() { release(); }
 
+  /// Host pointer to the first element.
   [[nodiscard]] T* data() noexcept { return data_; }
+  /// Host pointer to the first element.
   [[nodiscard]] const T* data() const noexcept { return data_; }
+  /// Number of elements.
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  /// Whether the buffer holds no elements.
   [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
+  /// Element i.
   [[nodiscard]] T& operator[](std::size_t i) noexcept { return data_[i]; }
+  /// Element i.
   [[nodiscard]] const T& operator[](std::size_t i) const noexcept { return data_[i]; }
+  /// Iterator to the first element.
   [[nodiscard]] T* begin() noexcept { return data_; }
+  /// Iterator past the last element.
   [[nodiscard]] T* end() noexcept { return data_ + size_; }
+  /// Iterator to the first element.
   [[nodiscard]] const T* begin() const noexcept { return data_; }
+  /// Iterator past the last element.
   [[nodiscard]] const T* end() const noexcept { return data_ + size_; }
+  /// The elements as a span of host memory.
   [[nodiscard]] cuda::std::span<T> span() noexcept { return {data_, size_}; }
+  /// The elements as a span of host memory.
   [[nodiscard]] cuda::std::span<const T> span() const noexcept { return {data_, size_}; }
 
  private:

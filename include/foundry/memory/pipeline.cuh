@@ -85,10 +85,14 @@ class stream_pipeline {
 
   stream_pipeline(const stream_pipeline&) = delete;
   stream_pipeline& operator=(const stream_pipeline&) = delete;
+  /// Takes the other pipeline's streams and buffers.
   stream_pipeline(stream_pipeline&&) noexcept = default;
+  /// Takes the other pipeline's streams and buffers.
   stream_pipeline& operator=(stream_pipeline&&) noexcept = default;
 
+  /// Elements per chunk.
   [[nodiscard]] std::size_t chunk_elements() const noexcept { return chunk_elements_; }
+  /// Streams (lanes) the chunks are spread over.
   [[nodiscard]] std::size_t stream_count() const noexcept { return lanes_.size(); }
   /// Bytes of pinned staging memory held: 0 until a run had pageable input or output.
   [[nodiscard]] std::size_t staging_bytes() const noexcept {

@@ -29,6 +29,7 @@ namespace foundry::naive {
 /// Threads per block of the naive histogram.
 inline constexpr std::uint32_t histogram_block_threads = 256;
 
+/// One global atomicAdd per sample in range: the textbook histogram.
 template <class Sample, class Count>
 __global__ void histogram_even_kernel(const Sample* samples, std::uint64_t n, foundry::detail::even_bins<Sample> bins,
                                       Count* counts) {

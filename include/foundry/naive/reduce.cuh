@@ -45,6 +45,7 @@ namespace foundry::naive {
 inline constexpr std::uint32_t reduce_block_threads = 256;
 
 // Rung 1: every thread adds its element to out[0] (zeroed by the launcher).
+/// Rung 1's kernel: every thread adds its element to `*out` with atomicAdd.
 template <class T>
 __global__ void reduce_sum_atomic_kernel(const T* in, std::size_t n, T* out) {
   const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
@@ -54,6 +55,7 @@ __global__ void reduce_sum_atomic_kernel(const T* in, std::size_t n, T* out) {
 // Rung 2: interleaved addressing. In step s, threads whose index is a multiple
 // of 2s add the value s places to the right; half the lanes of every active
 // warp idle, and `%` is slow.
+/// Rung 2's kernel: one partial sum per block, tree with interleaved addressing (divergent warps).
 template <class T>
 __global__ void reduce_sum_interleaved_kernel(const T* in, std::size_t n, T* partials) {
   __shared__ T sdata[reduce_block_threads];
@@ -70,6 +72,7 @@ __global__ void reduce_sum_interleaved_kernel(const T* in, std::size_t n, T* par
 
 // Rung 3: sequential addressing. In step s, the first s threads add the value
 // s places to the right: the active threads are contiguous, whole warps retire.
+/// Rung 3's kernel: one partial sum per block, tree with sequential addressing.
 template <class T>
 __global__ void reduce_sum_sequential_kernel(const T* in, std::size_t n, T* partials) {
   __shared__ T sdata[reduce_block_threads];
@@ -86,6 +89,7 @@ __global__ void reduce_sum_sequential_kernel(const T* in, std::size_t n, T* part
 
 // Rung 4: sequential addressing down to 64 values, then warp 0 adds the last
 // two halves and finishes in registers with shuffles (no shared memory, no barrier).
+/// Rung 4's kernel: sequential addressing down to one warp, then shuffles.
 template <class T>
 __global__ void reduce_sum_warp_shuffle_kernel(const T* in, std::size_t n, T* partials) {
   __shared__ T sdata[reduce_block_threads];

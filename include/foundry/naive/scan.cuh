@@ -33,6 +33,7 @@
 
 namespace foundry::naive {
 
+/// Threads per block of the naive scan's kernels.
 inline constexpr std::uint32_t scan_block_threads = 256;
 
 /// Step 1: Hillis-Steele inclusive scan of each block's elements.
@@ -93,6 +94,7 @@ void scan_into(const In* in, std::size_t n, T* scanned, Op op, cuda::stream_ref 
   launch(s, c, add_block_prefixes_kernel<T, Op>, scanned, n, static_cast<const T*>(scanned_totals.data()), op);
 }
 
+/// Scan-then-propagate in several launches: inclusive, or exclusive from `init` when `exclusive` (asynchronous on `s`).
 template <class In, std::size_t InExtent, class Out, std::size_t OutExtent, class Op>
 void scan(cuda::std::span<In, InExtent> in, cuda::std::span<Out, OutExtent> out, Out init, bool exclusive, Op op,
           cuda::stream_ref s) {

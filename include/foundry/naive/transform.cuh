@@ -28,9 +28,11 @@ inline constexpr std::uint32_t transform_block_threads = 256;
 
 template <class T>
 struct copy_op {
+  /// Returns x.
   __host__ __device__ T operator()(const T& x) const { return x; }
 };
 
+/// One thread per element, scalar loads: out[i] = op(in[i]...).
 template <class Out, class Op, class... In>
 __global__ void transform_kernel(Out* out, std::size_t n, Op op, const In*... in) {
   // 64-bit index: blockIdx.x * blockDim.x overflows 32 bits past 2^32 elements.

@@ -35,6 +35,7 @@ namespace foundry::naive {
 /// Threads per block of the naive map and tree (a power of two: the tree halves it).
 inline constexpr std::uint32_t transform_reduce_block_threads = 256;
 
+/// The map pass: out[i] = op(in[i]...), written to a temporary that a tree then reduces.
 template <class Acc, class TransformOp, class... In>
 __global__ void map_to_temporary_kernel(Acc* out, std::size_t n, TransformOp op, const In*... in) {
   const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;

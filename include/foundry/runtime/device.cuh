@@ -1,6 +1,7 @@
 #pragma once
 /// \file
-/// The current device, its cached properties, and a scoped device guard.
+/// The current device, its cached properties (per device), the device a stream belongs
+/// to, and a scoped device guard.
 
 #include <foundry/core/error.cuh>
 
@@ -10,7 +11,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <vector>
 
 namespace foundry {
 
@@ -22,12 +22,13 @@ namespace foundry {
   return count;
 }
 
-/// True when at least one device is usable; never throws.
+/// True when at least one device is usable; never throws. Clears only the error its own
+/// query recorded: a pending error of an earlier call stays for its owner to read.
 [[nodiscard]] inline bool has_device() noexcept {
   int count = 0;
-  const bool ok = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-  (void)cudaGetLastError();
-  return ok;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  detail::clear_own_error(status);
+  return status == cudaSuccess && count > 0;
 }
 
 /// The calling host thread's current device ordinal.
@@ -39,37 +40,62 @@ namespace foundry {
 
 /// The properties foundry's launch helpers and benchmarks need, read once per device.
 struct device_properties {
+  /// The device's ordinal (as `cudaSetDevice` takes it).
   int ordinal = 0;
+  /// Marketing name, e.g. "NVIDIA H200".
   std::string name;
+  /// Compute capability, major part (9 on Hopper).
   int compute_capability_major = 0;
+  /// Compute capability, minor part.
   int compute_capability_minor = 0;
+  /// Streaming multiprocessors.
   int sm_count = 0;
+  /// L2 cache size.
   std::size_t l2_cache_bytes = 0;
+  /// Device memory size.
   std::size_t global_memory_bytes = 0;
   std::size_t shared_memory_per_block = 0;        ///< without opt-in (48 KiB)
   std::size_t shared_memory_per_block_optin = 0;  ///< with cudaFuncAttributeMaxDynamicSharedMemorySize
+  /// Shared memory per SM.
   std::size_t shared_memory_per_sm = 0;
+  /// Most threads a block may have.
   int max_threads_per_block = 0;
+  /// Most threads resident on one SM.
   int max_threads_per_sm = 0;
+  /// Most blocks resident on one SM.
   int max_blocks_per_sm = 0;
+  /// Largest grid.x.
   int max_grid_x = 0;
+  /// Largest grid.y.
   int max_grid_y = 0;
+  /// Largest grid.z.
   int max_grid_z = 0;
+  /// Largest block.x.
   int max_block_x = 0;
+  /// Largest block.y.
   int max_block_y = 0;
+  /// Largest block.z.
   int max_block_z = 0;
+  /// Threads per warp (32).
   int warp_size = 0;
+  /// 32-bit registers per SM.
   int registers_per_sm = 0;
   int sm_clock_khz = 0;      ///< peak SM clock
   int memory_clock_khz = 0;  ///< peak memory clock
+  /// Memory bus width in bits.
   int memory_bus_width_bits = 0;
+  /// Whether ECC is on (it costs some bandwidth).
   bool ecc_enabled = false;
+  /// Kernels may read and write pageable host memory (HMM or ATS): then a plain host
+  /// array is a valid kernel argument.
+  bool pageable_memory_access = false;
 
   /// Peak DRAM bandwidth from the datasheet formula: 2 transfers per clock (DDR)
   /// × memory clock × bus width. An upper bound that no kernel reaches.
   [[nodiscard]] double theoretical_bandwidth_bytes_per_second() const noexcept {
     return 2.0 * memory_clock_khz * 1e3 * (memory_bus_width_bits / 8.0);
   }
+  /// Compute capability as one number, major × 10 + minor (90 on Hopper).
   [[nodiscard]] int compute_capability() const noexcept {
     return compute_capability_major * 10 + compute_capability_minor;
   }
@@ -106,23 +132,71 @@ inline device_properties query_device_properties(int device) {
   // CUDA 13 removed the clock fields from cudaDeviceProp; the attributes work on 12 and 13.
   FOUNDRY_CUDA_TRY(cudaDeviceGetAttribute(&p.sm_clock_khz, cudaDevAttrClockRate, device));
   FOUNDRY_CUDA_TRY(cudaDeviceGetAttribute(&p.memory_clock_khz, cudaDevAttrMemoryClockRate, device));
+  int pageable = 0;
+  FOUNDRY_CUDA_TRY(cudaDeviceGetAttribute(&pageable, cudaDevAttrPageableMemoryAccess, device));
+  p.pageable_memory_access = pageable != 0;
   return p;
 }
 }  // namespace detail
 
+namespace detail {
+/// One slot per device, each filled once. The slots are sized by the device count at
+/// first use (a function-local static: a failed count, for example without a device, is
+/// retried on the next call); after that a lookup is one `call_once` fast path, an
+/// acquire load, and takes no lock: launches read this cache.
+struct device_property_cache {
+  int count = 0;
+  std::unique_ptr<std::once_flag[]> once;
+  std::unique_ptr<std::unique_ptr<const device_properties>[]> slots;
+
+  static device_property_cache& instance() {
+    static device_property_cache cache(device_count());
+    return cache;
+  }
+
+ private:
+  explicit device_property_cache(int n)
+      : count(n),
+        once(new std::once_flag[static_cast<std::size_t>(n)]),
+        slots(new std::unique_ptr<const device_properties>[static_cast<std::size_t>(n)]) {}
+};
+}  // namespace detail
+
 /// Properties of `device`, queried on first use and cached for the process
-/// (thread-safe). Throws `cuda_error` if the device cannot be queried.
+/// (thread-safe; lock-free once filled). Throws `std::invalid_argument` for an ordinal
+/// that is not a visible device, `cuda_error` if the device cannot be queried.
 [[nodiscard]] inline const device_properties& get_device_properties(int device) {
-  static std::mutex mutex;
-  static std::vector<std::unique_ptr<device_properties>> cache;
-  std::lock_guard<std::mutex> lock(mutex);
-  FOUNDRY_EXPECTS(device >= 0, "device ordinal out of range");
-  if (cache.size() > static_cast<std::size_t>(device) && cache[device]) return *cache[device];
-  // Only a miss asks the driver how many devices there are: launches read this cache.
-  FOUNDRY_EXPECTS(device < device_count(), "device ordinal out of range");
-  if (cache.size() <= static_cast<std::size_t>(device)) cache.resize(device + 1);
-  cache[device] = std::make_unique<device_properties>(detail::query_device_properties(device));
-  return *cache[device];
+  FOUNDRY_EXPECTS(device >= 0, "device ordinal " + std::to_string(device) + " out of range");
+  detail::device_property_cache& cache = detail::device_property_cache::instance();
+  FOUNDRY_EXPECTS(device < cache.count, "device ordinal " + std::to_string(device) + " out of range (" +
+                                            std::to_string(cache.count) + " visible devices)");
+  // A query that throws leaves the flag unset: the next call tries again.
+  std::call_once(cache.once[device], [&] {
+    cache.slots[device] = std::make_unique<const device_properties>(detail::query_device_properties(device));
+  });
+  return *cache.slots[device];
+}
+
+namespace detail {
+/// `cudaStreamGetDevice`, except on a stream being captured into a graph, which CUDA does
+/// not let it query (cudaErrorStreamCaptureUnsupported): there, the current device.
+inline cudaError_t query_stream_device(cudaStream_t s, int& device) noexcept {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  const cudaError_t status = cudaStreamIsCapturing(s, &capture);
+  if (status != cudaSuccess) return status;
+  return capture == cudaStreamCaptureStatusNone ? cudaStreamGetDevice(s, &device) : cudaGetDevice(&device);
+}
+}  // namespace detail
+
+/// The device that `s` belongs to (`cudaStreamGetDevice`; for `cudaStreamLegacy` and
+/// `cudaStreamPerThread`, the calling thread's current device; while `s` is being
+/// captured into a graph, which CUDA does not let it query, the current device too).
+/// Work, configuration checks and SM counts for a call on `s` follow this device, not
+/// the current one. Throws `cuda_error` if the stream cannot be queried.
+[[nodiscard]] inline int stream_device(cudaStream_t s) {
+  int device = 0;
+  FOUNDRY_CUDA_TRY(detail::query_stream_device(s, device));
+  return device;
 }
 
 /// Properties of the calling thread's current device.
@@ -130,17 +204,67 @@ inline device_properties query_device_properties(int device) {
   return get_device_properties(current_device());
 }
 
-/// Makes `device` current for the guard's lifetime and restores the previous
-/// device afterwards. Not copyable or movable: it is tied to one scope.
+namespace detail {
+/// The driver's current context of the calling thread, through the runtime's driver
+/// entry point (foundry links the runtime only). `ok` is false when it cannot be told.
+struct current_context {
+  void* context = nullptr;
+  bool ok = false;
+};
+using cu_ctx_get_current_fn = int (*)(void**);
+using cu_ctx_set_current_fn = int (*)(void*);
+template <class Fn>
+Fn driver_entry_point(const char* symbol) noexcept {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  const cudaError_t status = cudaGetDriverEntryPointByVersion(symbol, &fn, 12000, cudaEnableDefault, &found);
+  if (status != cudaSuccess || found != cudaDriverEntryPointSuccess) {
+    clear_own_error(status);
+    return nullptr;
+  }
+  return reinterpret_cast<Fn>(fn);
+}
+inline current_context get_current_context() noexcept {
+  static const auto get = driver_entry_point<cu_ctx_get_current_fn>("cuCtxGetCurrent");
+  current_context c;
+  c.ok = get != nullptr && get(&c.context) == 0;
+  return c;
+}
+inline bool set_current_context(void* context) noexcept {
+  static const auto set = driver_entry_point<cu_ctx_set_current_fn>("cuCtxSetCurrent");
+  return set != nullptr && set(context) == 0;
+}
+}  // namespace detail
+
+/// Makes `device` current for the guard's lifetime and restores the previous state
+/// afterwards. Not copyable or movable: it is tied to one scope.
+/// Nothing is switched (and nothing restored) when `device` is already current. A thread
+/// that had no context before (one that never used a device) gets none back: the guard
+/// restores the driver's "no current context" instead of making device 0 current, which
+/// would create a context there. Throws `cuda_error` if `device` cannot be made current.
 class device_guard {
  public:
-  explicit device_guard(int device) : previous_(current_device()) { FOUNDRY_CUDA_TRY(cudaSetDevice(device)); }
-  ~device_guard() { FOUNDRY_CUDA_REPORT(cudaSetDevice(previous_)); }
+  /// Makes `device` current until the guard is destroyed (throws `cuda_error` if it cannot).
+  explicit device_guard(int device) {
+    previous_ = current_device();
+    if (previous_ == device) return;
+    const detail::current_context before = detail::get_current_context();
+    FOUNDRY_CUDA_TRY(cudaSetDevice(device));
+    switched_ = true;
+    restore_no_context_ = before.ok && before.context == nullptr;
+  }
+  ~device_guard() {
+    if (!switched_) return;
+    if (restore_no_context_ && detail::set_current_context(nullptr)) return;
+    FOUNDRY_CUDA_REPORT(cudaSetDevice(previous_));
+  }
   device_guard(const device_guard&) = delete;
   device_guard& operator=(const device_guard&) = delete;
 
  private:
-  int previous_;
+  int previous_ = 0;
+  bool switched_ = false;
+  bool restore_no_context_ = false;
 };
 
 }  // namespace foundry

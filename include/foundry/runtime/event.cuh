@@ -17,6 +17,7 @@ enum class event_timing { enabled, disabled };
 /// Owning, move-only CUDA event.
 class event {
  public:
+  /// Creates an event; with `event_timing::disabled` it is cheaper but cannot be timed. Throws `cuda_error`.
   explicit event(event_timing timing = event_timing::enabled) {
     const unsigned flags = timing == event_timing::enabled ? cudaEventDefault : cudaEventDisableTiming;
     FOUNDRY_CUDA_TRY(cudaEventCreateWithFlags(&handle_, flags));
@@ -24,7 +25,9 @@ class event {
   ~event() { destroy(); }
   event(const event&) = delete;
   event& operator=(const event&) = delete;
+  /// Takes `other`'s event; `other` is left without one.
   event(event&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  /// Destroys this event, then takes `other`'s.
   event& operator=(event&& other) noexcept {
     if (this != &other) {
       destroy();
@@ -43,12 +46,13 @@ class event {
   [[nodiscard]] bool ready() const {
     const cudaError_t status = cudaEventQuery(handle_);
     if (status == cudaErrorNotReady) {
-      (void)cudaGetLastError();
+      detail::clear_own_error(status);
       return false;
     }
     FOUNDRY_CUDA_TRY(status);
     return true;
   }
+  /// The CUDA handle, owned by this object.
   [[nodiscard]] cudaEvent_t get() const noexcept { return handle_; }
 
  private:
@@ -75,9 +79,13 @@ class event {
 ///     float ms = timer.elapsed_ms();
 class gpu_timer {
  public:
+  /// A timer of the work on `s`.
   explicit gpu_timer(cuda::stream_ref s) : stream_(s) {}
+  /// Records the start event on the stream (asynchronous).
   void start() { start_.record(stream_); }
+  /// Records the stop event on the stream (asynchronous).
   void stop() { stop_.record(stream_); }
+  /// Milliseconds between start and stop; blocks until the stop event has completed.
   [[nodiscard]] float elapsed_ms() const { return foundry::elapsed_ms(start_, stop_); }
 
  private:

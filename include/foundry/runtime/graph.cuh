@@ -36,7 +36,9 @@ class graph {
   ~graph() { destroy(); }
   graph(const graph&) = delete;
   graph& operator=(const graph&) = delete;
+  /// Takes `other`'s graph; `other` is left empty.
   graph(graph&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  /// Destroys this graph, then takes `other`'s.
   graph& operator=(graph&& other) noexcept {
     if (this != &other) {
       destroy();
@@ -45,7 +47,9 @@ class graph {
     return *this;
   }
 
+  /// The CUDA handle, owned by this object.
   [[nodiscard]] cudaGraph_t get() const noexcept { return handle_; }
+  /// Whether the object holds no graph.
   [[nodiscard]] bool empty() const noexcept { return handle_ == nullptr; }
 
  private:
@@ -61,9 +65,9 @@ namespace detail {
 /// so that the enqueue's exception is the one the caller sees.
 inline void abandon_capture(cuda::stream_ref s) noexcept {
   cudaGraph_t partial = nullptr;
-  (void)cudaStreamEndCapture(s.get(), &partial);  // an invalidated capture reports an error here: expected
-  if (partial != nullptr) (void)cudaGraphDestroy(partial);
-  (void)cudaGetLastError();
+  // An invalidated capture reports an error here: expected, and cleared (it is ours).
+  clear_own_error(cudaStreamEndCapture(s.get(), &partial));
+  if (partial != nullptr) clear_own_error(cudaGraphDestroy(partial));
 }
 
 inline std::string describe_end_capture(cudaError_t status) {
@@ -122,7 +126,9 @@ class graph_exec {
   ~graph_exec() { destroy(); }
   graph_exec(const graph_exec&) = delete;
   graph_exec& operator=(const graph_exec&) = delete;
+  /// Takes `other`'s executable graph; `other` is left empty.
   graph_exec(graph_exec&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  /// Destroys this executable graph, then takes `other`'s.
   graph_exec& operator=(graph_exec&& other) noexcept {
     if (this != &other) {
       destroy();
@@ -154,7 +160,7 @@ class graph_exec {
     cudaGraphExecUpdateResultInfo info{};
     const cudaError_t status = cudaGraphExecUpdate(handle_, g.get(), &info);
     if (status == cudaErrorGraphExecUpdateFailure) {
-      (void)cudaGetLastError();
+      detail::clear_own_error(status);
       return graph_update_result::needs_reinstantiation;
     }
     FOUNDRY_CUDA_TRY(status);
@@ -170,6 +176,7 @@ class graph_exec {
     return result;
   }
 
+  /// The CUDA handle, owned by this object.
   [[nodiscard]] cudaGraphExec_t get() const noexcept { return handle_; }
 
  private:

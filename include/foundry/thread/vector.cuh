@@ -93,10 +93,14 @@ template <class T, int N>
 struct alignas(N == 1 ? alignof(T) : sizeof(T) * N) aligned_vector {
   static_assert(N == 1 || is_vectorizable_v<T, N>,
                 "aligned_vector needs N * sizeof(T) to be a power of two <= 16 (or N == 1)");
+  /// The elements.
   T items[N];
 
+  /// Element k.
   __host__ __device__ constexpr T& operator[](int k) noexcept { return items[k]; }
+  /// Element k.
   __host__ __device__ constexpr const T& operator[](int k) const noexcept { return items[k]; }
+  /// Elements per vector.
   static constexpr int size() noexcept { return N; }
 };
 

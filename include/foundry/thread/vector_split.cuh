@@ -28,8 +28,11 @@ namespace foundry {
 template <int N>
 struct vector_split {
   static_assert(N >= 1, "a vector holds at least one element");
+  /// Elements in all.
   std::uint64_t n = 0;
+  /// Scalar elements before the first vector boundary.
   std::uint64_t head = 0;
+  /// Whole vectors after the head.
   std::uint64_t vectors = 0;
 
   /// The first element of the tail (== n when there is none).

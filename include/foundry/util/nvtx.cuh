@@ -12,6 +12,7 @@ namespace foundry {
 
 /// NVTX domain under which foundry's ranges appear.
 struct nvtx_domain {
+  /// The domain's name, as profilers show it.
   static constexpr const char* name{"foundry"};
 };
 

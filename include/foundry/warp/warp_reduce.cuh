@@ -31,6 +31,7 @@ class warp_reduce {
   struct temp_storage {};
 
   warp_reduce() noexcept = default;
+  /// For symmetry with `block_reduce`: a warp needs no shared memory.
   __device__ explicit warp_reduce(temp_storage& /*unused*/) noexcept {}
 
   /// The reduction of `value` over the 32 lanes, returned in **lane 0**; the

@@ -32,6 +32,7 @@ class warp_scan {
   struct temp_storage {};
 
   warp_scan() noexcept = default;
+  /// For symmetry with `block_scan`: a warp needs no shared memory.
   __device__ explicit warp_scan(temp_storage& /*unused*/) noexcept {}
 
   /// Lane i gets `x_0 ⊕ ... ⊕ x_i`.

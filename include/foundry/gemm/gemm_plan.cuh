@@ -1,0 +1,97 @@
+#pragma once
+/// \file
+/// The plan of one GEMM: every choice the host makes before it enqueues a kernel,
+/// as a value that a test can inspect and a log can print.
+///
+///     const foundry::gemm_plan plan = foundry::make_gemm_plan(problem);
+///     std::cout << plan.describe() << "\n";  // "wgmma 128x256x64, 4 stages, 1 block/SM, split-K 1: ..."
+///
+/// `foundry::gemm` builds it from the problem and the device (gemm.cuh) and hands it
+/// to the launch function of the kernel it names (`launch_<rung>` in each rung's
+/// header). Choices still to come (a per-shape table, a skinny-product kernel,
+/// packing, TF32) get a field here and a line in the builder, not another layer.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace foundry {
+
+/// The rungs of the GEMM ladder, slowest first.
+enum class gemm_rung {
+  naive,             ///< one thread per element of C, global memory only
+  shared_tiled,      ///< 32 × 32 shared-memory tiles, one element per thread
+  register_blocked,  ///< 128 × 128 tiles, 8 × 8 per thread in registers, float4, double-buffered
+  tensor_core,       ///< mma.sync m16n8k16, fp16/bf16 inputs, fp32 accumulation (sm_80+)
+  wgmma,             ///< wgmma m64n256k16 fed by TMA, fp16/bf16 inputs, fp32 accumulation (sm_90a)
+};
+
+/// The rung's name as benchmarks print it ("register_blocked", ...).
+[[nodiscard]] constexpr const char* gemm_rung_name(gemm_rung rung) noexcept {
+  switch (rung) {
+    case gemm_rung::naive: return "naive";
+    case gemm_rung::shared_tiled: return "shared_tiled";
+    case gemm_rung::register_blocked: return "register_blocked";
+    case gemm_rung::tensor_core: return "tensor_core";
+    case gemm_rung::wgmma: return "wgmma";
+  }
+  return "unknown";
+}
+
+/// What `foundry::gemm` will enqueue for one problem. Tile fields are 0 for the
+/// rungs without a block tile (naive); `blocks_per_sm` is the residency the kernel
+/// is built for (`__launch_bounds__`) and the split-K plan assumes.
+struct gemm_plan {
+  /// The rung that runs the problem.
+  gemm_rung rung = gemm_rung::naive;
+  /// Rung 4 only: the unaligned-operand kernel (scalar loads, no pipeline, no split-K).
+  bool fallback = false;
+  /// Rows of C per block tile.
+  int block_m = 0;
+  /// Columns of C per block tile.
+  int block_n = 0;
+  /// K per step of the main loop.
+  int block_k = 0;
+  int stages = 1;  ///< shared-memory buffers in the K pipeline
+  /// Blocks resident per SM, as built (`__launch_bounds__`).
+  int blocks_per_sm = 1;
+  int split_k = 1;                  ///< K slices, each computed by separate blocks
+  std::int64_t k_per_split = 0;     ///< K per slice, a multiple of block_k (0 without split)
+  std::size_t workspace_bytes = 0;  ///< split-K scratch the launch needs (0 for one slice)
+  const char* why = "";             ///< the reason for the rung, in a few words
+
+  /// One line: rung, tile, stages, residency, split, workspace and why.
+  [[nodiscard]] std::string describe() const {
+    std::string s = gemm_rung_name(rung);
+    if (fallback) s += " (fallback)";
+    if (block_m > 0) {
+      s += " " + std::to_string(block_m) + "x" + std::to_string(block_n) + "x" + std::to_string(block_k) + ", " +
+           std::to_string(stages) + (stages == 1 ? " stage, " : " stages, ") + std::to_string(blocks_per_sm) +
+           " block/SM";
+    }
+    s += ", split-K " + std::to_string(split_k);
+    if (split_k > 1) {
+      s += " x " + std::to_string(k_per_split) + " (" + std::to_string(workspace_bytes) + " bytes of workspace)";
+    }
+    return s + ": " + why;
+  }
+};
+
+namespace detail {
+
+/// A plan of `rung` with `Policy`'s tile, stages and residency, chosen for `why`.
+template <class Policy>
+[[nodiscard]] gemm_plan plan_with_policy(gemm_rung rung, const char* why) noexcept {
+  gemm_plan plan;
+  plan.rung = rung;
+  plan.block_m = Policy::block_m;
+  plan.block_n = Policy::block_n;
+  plan.block_k = Policy::block_k;
+  plan.stages = Policy::stages;
+  plan.blocks_per_sm = Policy::blocks_per_sm;
+  plan.why = why;
+  return plan;
+}
+
+}  // namespace detail
+}  // namespace foundry
