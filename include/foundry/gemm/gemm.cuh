@@ -289,15 +289,21 @@ matrix_view<const std::remove_const_t<T>> as_const_view(const matrix_view<T>& x)
 
 }  // namespace detail
 
-/// The plan `gemm` follows for `p` on the current device: the best rung for the
+/// The plan `gemm` follows for `p` on `device` (`gemm` passes the device of its stream): the best rung for the
 /// types (`best_gemm_rung`), naive for K = 0 (C = beta * C is one pass over C), with
 /// automatic split-K. Touches no GPU but the (cached) device query. Throws
 /// `cuda_error` if the device cannot be queried, `std::invalid_argument` as the
 /// rung's plan builder (a grid too large, K too long).
 template <class In, class Out>
+[[nodiscard]] gemm_plan make_gemm_plan(const gemm_problem<In, Out>& p, const device_properties& device) {
+  const gemm_rung rung = p.k == 0 ? gemm_rung::naive : best_gemm_rung<In, Out>(device.compute_capability());
+  return detail::plan_rung(rung, p, 0, [&device] { return device.sm_count; });
+}
+
+/// `make_gemm_plan(p, device)` for the current device.
+template <class In, class Out>
 [[nodiscard]] gemm_plan make_gemm_plan(const gemm_problem<In, Out>& p) {
-  const gemm_rung rung = p.k == 0 ? gemm_rung::naive : best_gemm_rung<In, Out>();
-  return detail::plan_rung(rung, p, 0, [] { return get_device_properties().sm_count; });
+  return make_gemm_plan(p, get_device_properties());
 }
 
 /// The plan of rung `rung` for `p` on a device of `sm_count` SMs, `split_k` as
@@ -321,12 +327,13 @@ void gemm_with(gemm_rung rung, float alpha, matrix_view<TA> a, matrix_op op_a, m
   const gemm_problem<in, TC> p =
       make_gemm_problem<in, TC>(alpha, detail::as_const_view(a), op_a, detail::as_const_view(b), op_b, beta, c);
   if (p.m == 0 || p.n == 0) return;  // nothing to compute, nothing to touch
-  const int cc = get_device_properties(stream_device(s.get())).compute_capability();
+  const device_properties& device = get_device_properties(stream_device(s.get()));
+  const int cc = device.compute_capability();
   FOUNDRY_EXPECTS(
       (gemm_rung_supports<in, TC>(rung, cc)),
       std::string("gemm: rung ") + gemm_rung_name(rung) + " does not handle these types on sm_" + std::to_string(cc));
   detail::expect_gemm_memory(a, b, c, s);
-  detail::launch_plan(detail::plan_rung(rung, p, 0, [] { return get_device_properties().sm_count; }), p, {}, s);
+  detail::launch_plan(detail::plan_rung(rung, p, 0, [&device] { return device.sm_count; }), p, {}, s);
 }
 
 /// `C = alpha * op(A) * op(B) + beta * C`.
@@ -349,7 +356,7 @@ void gemm_with(gemm_rung rung, float alpha, matrix_view<TA> a, matrix_op op_a, m
 ///   elements (before touching the GPU), C overlapping A or B, or an operand that the
 ///   stream's device cannot access (host memory, say), and `cuda_error` if the device
 ///   query, an allocation or a launch fails.
-/// - Picks `best_gemm_rung<In, float>()` for the current device.
+/// - Picks `best_gemm_rung<In, float>()` for the device of `s`.
 template <class TA, class TB, class TC>
 void gemm(float alpha, matrix_view<TA> a, matrix_op op_a, matrix_view<TB> b, matrix_op op_b, float beta,
           matrix_view<TC> c, cuda::stream_ref s) {
@@ -360,7 +367,7 @@ void gemm(float alpha, matrix_view<TA> a, matrix_op op_a, matrix_view<TB> b, mat
       make_gemm_problem<in, TC>(alpha, detail::as_const_view(a), op_a, detail::as_const_view(b), op_b, beta, c);
   if (p.m == 0 || p.n == 0) return;
   detail::expect_gemm_memory(a, b, c, s);
-  detail::launch_plan(make_gemm_plan(p), p, {}, s);
+  detail::launch_plan(make_gemm_plan(p, get_device_properties(stream_device(s.get()))), p, {}, s);
 }
 
 namespace gemm_kernels {
@@ -382,7 +389,7 @@ void gemm_wgmma(const gemm_problem<In, float>& p, const split_k_options& options
   FOUNDRY_NVTX_FUNCTION_RANGE();
   detail::require_wgmma_built();
   if (p.m <= 0 || p.n <= 0) return;  // nothing to compute, nothing to touch
-  const auto& device = get_device_properties();
+  const auto& device = get_device_properties(stream_device(s.get()));
   detail::require_wgmma_device(device.compute_capability());
   const gemm_plan plan =
       foundry::detail::plan_rung(gemm_rung::wgmma, p, options.split_k, [&] { return device.sm_count; });

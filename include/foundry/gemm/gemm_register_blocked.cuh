@@ -297,14 +297,15 @@ void launch_register_blocked(const gemm_plan& plan, const gemm_problem<float, fl
 }
 
 /// Enqueues rung 3 on `s` (asynchronous): `launch_register_blocked` with the plan for
-/// `p` on the current device and `options`. Any m, n, k; k = 0 gives C = beta * C.
+/// `p` on the device of `s` and `options`. Any m, n, k; k = 0 gives C = beta * C.
 /// Throws as `launch_register_blocked`, and `cuda_error` if the device query fails.
 template <class Policy = register_blocked_default_policy>
 void gemm_register_blocked(const gemm_problem<float, float>& p, const split_k_options& options, cuda::stream_ref s) {
   FOUNDRY_NVTX_FUNCTION_RANGE();
   if (p.m == 0 || p.n == 0) return;
-  launch_register_blocked<Policy>(register_blocked_plan<Policy>(p, options.split_k, get_device_properties().sm_count),
-                                  p, options.workspace, s);
+  launch_register_blocked<Policy>(
+      register_blocked_plan<Policy>(p, options.split_k, get_device_properties(stream_device(s.get())).sm_count), p,
+      options.workspace, s);
 }
 
 /// Rung 3 with the default options (automatic split-K, internal workspace).

@@ -626,8 +626,8 @@ void gemm_tensor_core(const gemm_problem<In, float>& p, const split_k_options& o
   static_assert(std::is_same_v<In, __half> || std::is_same_v<In, __nv_bfloat16>,
                 "gemm_tensor_core takes __half or __nv_bfloat16 inputs");
   FOUNDRY_NVTX_FUNCTION_RANGE();
-  const gemm_plan plan =
-      tensor_core_plan<In, Policy>(p, options.split_k, [] { return get_device_properties().sm_count; });
+  const gemm_plan plan = tensor_core_plan<In, Policy>(
+      p, options.split_k, [&s] { return get_device_properties(stream_device(s.get())).sm_count; });
   launch_tensor_core<In, Policy>(plan, p, options.workspace, s);
 }
 

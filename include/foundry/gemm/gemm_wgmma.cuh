@@ -490,7 +490,7 @@ void launch_wgmma(const gemm_plan& plan, const gemm_problem<In, float>& p, cuda:
   using shape = detail::wgmma_shape<Policy>;
   detail::require_wgmma_built();
   if (p.m <= 0 || p.n <= 0) return;  // nothing to compute, nothing to touch
-  const auto& device = get_device_properties();
+  const auto& device = get_device_properties(stream_device(s.get()));
   detail::require_wgmma_device(device.compute_capability());
 
   // A(i, p) and B(p, j) as stored: rows × contiguous columns.

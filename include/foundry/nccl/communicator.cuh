@@ -127,11 +127,10 @@ class communicator {
       if (comms_[i] == nullptr) continue;
       const int d = i < devices_.size() ? devices_[i] : -1;
       int previous = -1;
-      if (d >= 0 && cudaGetDevice(&previous) == cudaSuccess) (void)cudaSetDevice(d);
+      if (d >= 0 && cudaGetDevice(&previous) == cudaSuccess) foundry::detail::clear_own_error(cudaSetDevice(d));
       FOUNDRY_NCCL_REPORT(ncclCommAbort(comms_[i]));
-      if (previous >= 0) (void)cudaSetDevice(previous);
+      if (previous >= 0) foundry::detail::clear_own_error(cudaSetDevice(previous));
     }
-    (void)cudaGetLastError();
     comms_.clear();
     devices_.clear();
   }
@@ -148,8 +147,7 @@ class communicator {
     for (std::size_t i = 0; i < comms_.size(); ++i) {
       if (comms_[i] != nullptr) FOUNDRY_NCCL_REPORT(ncclCommDestroy(comms_[i]));
     }
-    if (restore) (void)cudaSetDevice(previous);
-    (void)cudaGetLastError();
+    if (restore) foundry::detail::clear_own_error(cudaSetDevice(previous));
     comms_.clear();
     devices_.clear();
   }

@@ -71,7 +71,7 @@ class device_set {
         const cudaError_t status = cudaDeviceEnablePeerAccess(ordinals_[j], 0);
         // Already enabled (by another set, or the user) is what we want.
         if (status == cudaErrorPeerAccessAlreadyEnabled) {
-          (void)cudaGetLastError();
+          foundry::detail::clear_own_error(status);
         } else {
           FOUNDRY_CUDA_TRY(status);
         }

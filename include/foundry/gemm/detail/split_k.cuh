@@ -16,6 +16,7 @@
 
 #include <foundry/core/error.cuh>
 #include <foundry/core/math.cuh>
+#include <foundry/core/overlap.cuh>
 #include <foundry/gemm/detail/epilogue.cuh>
 #include <foundry/gemm/gemm_plan.cuh>
 #include <foundry/gemm/gemm_problem.cuh>
@@ -198,6 +199,13 @@ class split_k_output {
     FOUNDRY_EXPECTS(workspace.size() >= needed, "split-K workspace of " + std::to_string(workspace.size()) +
                                                     " floats is smaller than the " + std::to_string(needed) +
                                                     " needed");
+    // The slices' partial sums are read back into C: a workspace that shares bytes
+    // with C would be overwritten while it is read.
+    const auto c_begin = reinterpret_cast<std::uintptr_t>(p.c);
+    const auto c_end = reinterpret_cast<std::uintptr_t>(p.c + (p.m - 1) * p.ldc + p.n);
+    foundry::detail::expect_no_forbidden_overlap(
+        foundry::detail::range_of(workspace.first(needed)), sizeof(float), foundry::detail::byte_range{c_begin, c_end},
+        sizeof(float), foundry::detail::overlap_rule::disjoint, "gemm: the split-K workspace and C");
     q_.c = workspace.data();
     q_.ldc = p.n;
     q_.alpha = 1.0f;
