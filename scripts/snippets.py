@@ -72,8 +72,9 @@ def fenced(text: str, language: str) -> str:
 def result_text(name: str) -> str:
     path = RESULTS / f"{name}.txt"
     if not path.is_file():
-        return (f"*Not yet measured on the H200: `scripts/run-examples.sh` on the GPU writes "
-                f"`bench/results/h200/examples/{name}.txt`, and `scripts/snippets.py` quotes it here.*\n")
+        return (f"*Not yet measured on the H200: `scripts/run-examples.sh` on the GPU writes OUT/examples.txt, "
+                f"`scripts/snippets.py --split` files it as `bench/results/h200/examples/{name}.txt` "
+                f"and quotes it here.*\n")
     return fenced(path.read_text().rstrip("\n") + "\n", "text")
 
 

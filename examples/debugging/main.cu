@@ -11,7 +11,10 @@
 //   3. compute-sanitizer: `--fault` runs a kernel that writes one element past the end of
 //      its buffer. Without the sanitizer it usually goes unnoticed (the allocation is
 //      rounded up); under `compute-sanitizer --tool memcheck` it is reported as
-//      "Invalid __global__ write of size 4" with the thread, the block and the address
+//      "Invalid __global__ write of size 4" with the thread, the block and the address.
+//      The buffer is a cudaMalloc allocation of its own: memcheck knows the exact extent of
+//      each one. A stream-ordered (cudaMallocAsync) buffer is carved from the pool's larger
+//      blocks, where a write just past its end is not guaranteed to be reported
 //
 // Exit codes: 0 success, 1 wrong result, 2 no usable GPU, 3 any other error (with --fault
 // under compute-sanitizer: the launch failure that memcheck causes).
@@ -19,6 +22,7 @@
 
 #include <chrono>
 #include <exception>
+#include <memory>
 
 namespace {
 
@@ -39,6 +43,12 @@ __global__ void off_by_one(int* out, std::size_t n) {
 
 __global__ void tiny(int* out) { out[threadIdx.x] += 1; }
 
+// Frees the --fault buffer; reports a failure (the sanitizer's launch failure is sticky)
+// instead of throwing from a destructor.
+struct cuda_free {
+  void operator()(int* p) const noexcept { FOUNDRY_CUDA_REPORT(cudaFree(p)); }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -47,11 +57,13 @@ int main(int argc, char** argv) {
     const tour::options opt = tour::parse_options(argc, argv);
     foundry::stream s;
     const std::size_t n = 1000;
-    foundry::device_buffer<int> d_out(n, s, -1);
 
     if (opt.fault) {
+      int* raw = nullptr;
+      FOUNDRY_CUDA_TRY(cudaMalloc(&raw, n * sizeof(int)));
+      const std::unique_ptr<int, cuda_free> d_fault(raw);
       std::printf("debugging --fault: off_by_one writes out[%zu] of a %zu-element buffer\n", n, n);
-      foundry::launch(s, foundry::make_launch_config_1d(n + 1, 256), off_by_one, d_out.data(), n);
+      foundry::launch(s, foundry::make_launch_config_1d(n + 1, 256), off_by_one, d_fault.get(), n);
       foundry::synchronize(s);  // without FOUNDRY_DEBUG_SYNC, an error in off_by_one is reported here
       std::printf(
           "no error reported: nothing checks a write inside the rounded-up allocation; run\n"
@@ -60,6 +72,7 @@ int main(int argc, char** argv) {
     }
 
     // 1. printf from one thread; the line appears at the synchronisation in to_host.
+    foundry::device_buffer<int> d_out(n, s, -1);
     foundry::launch(s, foundry::make_launch_config_1d(n, 256), squares, d_out.data(), n);
     const std::vector<int> got = tour::to_host(d_out, s);
     for (std::size_t i = 0; i < n; ++i)
