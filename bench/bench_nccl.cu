@@ -56,11 +56,17 @@ using foundry::matrix_view;
 struct gpu_group {
   nccl::device_set devices;
   nccl::communicator comm;
-  std::vector<foundry::event> done;  // done[i] on device i
-  foundry::event start{foundry::event_timing::disabled};
+  std::vector<foundry::event> done;  // done[i] on device i; done[0] unused
+  foundry::event start;              // on device 0, recorded on its stream
 
-  explicit gpu_group(int g) : devices(first(g)), comm(devices) {
+  explicit gpu_group(int g) : devices(first(g)), comm(devices), start(on_device_0()) {
     devices.for_each([&](int) { done.emplace_back(foundry::event_timing::disabled); });
+  }
+  // An event must be recorded on a stream of its own device: made with device 0 current,
+  // whichever device the caller had current.
+  static foundry::event on_device_0() {
+    foundry::device_guard on(0);
+    return foundry::event(foundry::event_timing::disabled);
   }
   static std::vector<int> first(int g) {
     std::vector<int> v(static_cast<std::size_t>(g));
@@ -95,21 +101,25 @@ gpu_group& group_of(int g) {
   return *slot;
 }
 
-// Median seconds of `calls` back-to-back-synchronised calls of `enqueue(s)` on GPU 0,
-// after one warm-up: the one-GPU baseline of the scaling efficiency.
+// Median seconds per call of `enqueue(s)` on GPU 0, after one warm-up: five samples of ten
+// back-to-back calls between two events, so that the host's enqueue time of a call overlaps
+// the GPU work of the one before (as the harness's spin kernel hides it for the sharded rows):
+// the one-GPU baseline of the scaling efficiency.
 template <class Enqueue>
 double one_gpu_seconds(Enqueue&& enqueue) {
+  constexpr int samples = 5;
+  constexpr int calls = 10;
   foundry::device_guard on(0);
   foundry::stream s;
   enqueue(s.view());
   s.synchronize();
   foundry::event a, b;
   std::vector<double> t;
-  for (int i = 0; i < 10; ++i) {
+  for (int i = 0; i < samples; ++i) {
     a.record(s);
-    enqueue(s.view());
+    for (int c = 0; c < calls; ++c) enqueue(s.view());
     b.record(s);
-    t.push_back(foundry::elapsed_ms(a, b) * 1e-3);
+    t.push_back(foundry::elapsed_ms(a, b) * 1e-3 / calls);
   }
   std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
   return t[t.size() / 2];
@@ -138,13 +148,15 @@ void bm_allreduce(benchmark::State& state, allreduce_impl impl, std::size_t byte
       nccl::all_reduce(grp.comm, data, nccl::reduction::sum, streams);
       return;
     }
-    FOUNDRY_NCCL_TRY(ncclGroupStart());
+    // ncclGroupStart/End, the group ended also when a call throws (else every later NCCL
+    // call of this thread would stay inside an open group and never launch).
+    nccl::group g;
     for (int i = 0; i < gpus; ++i) {
       const auto k = static_cast<std::size_t>(i);
       FOUNDRY_NCCL_TRY(
           ncclAllReduce(x[k].data(), x[k].data(), n, ncclFloat32, ncclSum, grp.comm.get(i), streams[k].get()));
     }
-    FOUNDRY_NCCL_TRY(ncclGroupEnd());
+    g.end();
   };
   // Correct before timed: ones summed over the ranks, first and last element of each.
   try {

@@ -5,19 +5,20 @@
 # compute-sanitizer memcheck on the small cases, bench_nccl (1, 2, 4, 8 GPUs where present
 # and the machine's own count), NCCL's own nccl-tests all_reduce_perf when it is installed,
 # then the report.
-#   usage: scripts/multi-gpu.sh OUT
+#   usage: scripts/multi-gpu.sh OUT [STAGES]
 #   OUT receives at most eight files (the device tool returns no more): build.log, ctest.log,
 #   sanitizer.log, bench.log, topology.txt, nccl-tests.log, bench/{benchmarks.json,report.md}.
 #   Exits non-zero when the build, a test, memcheck or a benchmark failed; 2 without a GPU.
 #   BENCH_ARGS: arguments for bench_nccl (default: three repetitions in random order, the
 #               median reported, as scripts/gpu-check.sh; e.g. --benchmark_filter=allreduce).
-#   STAGES: comma list of build,test,sanitize,bench (default: all four)
+#   STAGES: comma list of build,test,sanitize,bench (default: all four), as the second
+#           argument (as scripts/gpu-check.sh takes it) or the environment variable
 #   BUILD: the build tree (default build/h200)
 # NVLink multicast (NVLS) is never used on the lent machines: NCCL_NVLS_ENABLE=0, always.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${1:?usage: scripts/multi-gpu.sh OUT}
-stages=${STAGES:-build,test,sanitize,bench}
+out=${1:?usage: scripts/multi-gpu.sh OUT [STAGES]}
+stages=${2:-${STAGES:-build,test,sanitize,bench}}
 has() { [[ ",$stages," == *",$1,"* ]]; }
 mkdir -p "$out/bench"
 export PATH="$PATH:/usr/local/cuda/bin"
@@ -64,8 +65,10 @@ if has sanitize; then
   : >"$out/sanitizer.log"
   errors=0
   # Small cases: the one-GPU collectives, the thread-per-rank communicator, the error paths,
-  # and the sharded GEMM on every GPU count (its shapes are at most 257 x 129 x 512).
-  for run in "test_nccl|[nccl]~[multi_gpu]" "test_nccl|[multi_gpu]" "test_nccl_gemm|[nccl]"; do
+  # and the sharded GEMM on every GPU count (its shapes are at most 257 x 129 x 512). Cases
+  # tagged [not_under_sanitizer] (device-wide free memory compared) are left out, as gpu-check.sh does.
+  for run in "test_nccl|[nccl]~[multi_gpu]~[not_under_sanitizer]" "test_nccl|[multi_gpu]~[not_under_sanitizer]" \
+    "test_nccl_gemm|[nccl]~[not_under_sanitizer]"; do
     bin=$build/tests/${run%%|*}
     filter=${run#*|}
     log=$(timeout 900 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 99 "$bin" "$filter" 2>&1)
@@ -88,7 +91,8 @@ if has bench; then
   note bench "exit $rc ($((SECONDS - s)) s)"
   [ "$rc" -eq 0 ] || fail=1
   py=python3; [ -x /usr/bin/python3 ] && py=/usr/bin/python3
-  "$py" scripts/bench_report.py "$raw" --markdown "$out/bench/report.md" >>"$out/bench.log" 2>&1 || fail=1
+  # --no-plot: a roofline.png would be a ninth file, and the device tool returns eight.
+  "$py" scripts/bench_report.py "$raw" --markdown "$out/bench/report.md" --no-plot >>"$out/bench.log" 2>&1 || fail=1
   # NCCL's own figure for the same operation, when nccl-tests is installed (issue 25's yardstick).
   if command -v all_reduce_perf >/dev/null; then
     all_reduce_perf -b 8 -e 1G -f 8 -g "$gpus" >"$out/nccl-tests.log" 2>&1 || note nccl-tests "exit $?"

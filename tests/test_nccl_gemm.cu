@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <numeric>
 #include <string>
 #include <type_traits>
@@ -120,8 +121,12 @@ void one_gpu_references(const shape& sh, int gpus, const std::vector<In>& a, con
   by_blocks = test::to_host(c_blocks, s);
 }
 
+// `devices` and `comm` (one rank per device) are built once per GPU count by the caller:
+// NCCL's set-up costs about a second each time.
 template <class In>
-void check_sharded_gemm(int gpus, const shape& sh, result_placement placement, matrix_layout sharded_c_layout) {
+void check_sharded_gemm(nccl::device_set& devices, nccl::communicator& comm, const shape& sh,
+                        result_placement placement, matrix_layout sharded_c_layout) {
+  const int gpus = devices.size();
   INFO(gpus << " GPU(s), " << sh.m << " x " << sh.n << " x " << sh.k << ", "
             << (placement == result_placement::gathered ? "gathered" : "sharded") << ", "
             << (sharded_c_layout == matrix_layout::row_major ? "row-major" : "column-major") << " C");
@@ -130,8 +135,6 @@ void check_sharded_gemm(int gpus, const shape& sh, result_placement placement, m
   std::vector<float> whole, by_blocks;
   one_gpu_references(sh, gpus, a, b, whole, by_blocks);
 
-  nccl::device_set devices(first_devices(gpus));
-  nccl::communicator comm(devices);
   std::vector<foundry::device_buffer<In>> da, db;
   std::vector<foundry::device_buffer<float>> dc;
   std::vector<matrix_view<const In>> va, vb;
@@ -184,34 +187,46 @@ void check_sharded_gemm(int gpus, const shape& sh, result_placement placement, m
 // does (the blocks are broadcast from their owners); 3: with more than 3 GPUs some ranks own no row.
 const shape shapes[] = {{256, 128, 512}, {257, 129, 300}, {3, 64, 64}};
 
-void for_gpu_counts(int from, int to, const std::function<void(int)>& f) {
-  for (int g = from; g <= to; ++g) f(g);
+// Calls `f(devices, comm)` on the devices 0..g-1 with one communicator over them, for each g.
+void for_gpu_counts(int from, int to, const std::function<void(nccl::device_set&, nccl::communicator&)>& f) {
+  for (int g = from; g <= to; ++g) {
+    INFO(g << " GPU(s)");
+    nccl::device_set devices(first_devices(g));
+    nccl::communicator comm(devices);
+    REQUIRE(comm.size() == g);
+    f(devices, comm);
+    devices.synchronize();
+  }
 }
 
+// [racecheck_slow]: about thirty GEMM launches (ten checks, each with its one-GPU references)
+// and no kernel of its own: racecheck covers the GEMM kernels in test_gemm_*.
 TEST_CASE("nccl: sharded bf16 GEMM on one GPU is foundry::gemm, bit for bit, gathered or sharded",
-          "[nccl][gpu][gemm]") {
-  for (const auto& sh : shapes) {
-    check_sharded_gemm<__nv_bfloat16>(1, sh, result_placement::gathered, matrix_layout::row_major);
-    check_sharded_gemm<__nv_bfloat16>(1, sh, result_placement::sharded, matrix_layout::row_major);
-    check_sharded_gemm<__nv_bfloat16>(1, sh, result_placement::sharded, matrix_layout::col_major);
-  }
-  check_sharded_gemm<float>(1, shapes[1], result_placement::gathered, matrix_layout::row_major);
+          "[nccl][gpu][gemm][racecheck_slow]") {
+  for_gpu_counts(1, 1, [](nccl::device_set& devices, nccl::communicator& comm) {
+    for (const auto& sh : shapes) {
+      check_sharded_gemm<__nv_bfloat16>(devices, comm, sh, result_placement::gathered, matrix_layout::row_major);
+      check_sharded_gemm<__nv_bfloat16>(devices, comm, sh, result_placement::sharded, matrix_layout::row_major);
+      check_sharded_gemm<__nv_bfloat16>(devices, comm, sh, result_placement::sharded, matrix_layout::col_major);
+    }
+    check_sharded_gemm<float>(devices, comm, shapes[1], result_placement::gathered, matrix_layout::row_major);
+  });
 }
 
 TEST_CASE("nccl: sharded GEMM on 2..all GPUs: each rank's rows are foundry::gemm's bit for bit, C gathered everywhere",
-          "[nccl][gpu][gemm][multi_gpu]") {
+          "[nccl][gpu][gemm][multi_gpu][racecheck_slow]") {
   const int count = foundry::device_count();
   if (count < 2) {
     WARN("SKIPPED: " << count << " visible GPU(s); this case needs at least two");
     return;
   }
-  for_gpu_counts(2, count, [&](int g) {
+  for_gpu_counts(2, count, [](nccl::device_set& devices, nccl::communicator& comm) {
     for (const auto& sh : shapes) {
-      check_sharded_gemm<__nv_bfloat16>(g, sh, result_placement::gathered, matrix_layout::row_major);
-      check_sharded_gemm<__nv_bfloat16>(g, sh, result_placement::sharded, matrix_layout::row_major);
-      check_sharded_gemm<__nv_bfloat16>(g, sh, result_placement::sharded, matrix_layout::col_major);
+      check_sharded_gemm<__nv_bfloat16>(devices, comm, sh, result_placement::gathered, matrix_layout::row_major);
+      check_sharded_gemm<__nv_bfloat16>(devices, comm, sh, result_placement::sharded, matrix_layout::row_major);
+      check_sharded_gemm<__nv_bfloat16>(devices, comm, sh, result_placement::sharded, matrix_layout::col_major);
     }
-    check_sharded_gemm<float>(g, shapes[1], result_placement::gathered, matrix_layout::row_major);
+    check_sharded_gemm<float>(devices, comm, shapes[1], result_placement::gathered, matrix_layout::row_major);
   });
 }
 

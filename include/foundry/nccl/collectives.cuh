@@ -99,7 +99,7 @@ void expect_spans(const char* name, const std::vector<cuda::std::span<T>>& v, st
 /// one NCCL group; aborts the communicator if NCCL fails.
 template <class Enqueue>
 void for_each_rank_grouped(communicator& comm, const std::vector<cuda::stream_ref>& streams, Enqueue&& enqueue) {
-  device_guard keep(current_device());
+  const restore_current_device keep;  // ncclGroupEnd may leave the last rank's device current
   abort_on_nccl_error(comm, [&] {
     group g;
     for (int i = 0; i < comm.size(); ++i) {

@@ -32,6 +32,30 @@
 
 namespace foundry::nccl {
 
+namespace detail {
+/// Restores the caller's current device at scope exit, whatever the calls in between set
+/// (NCCL's set-up and group launch switch devices). Unlike `device_guard(current_device())`,
+/// which switches nothing and so restores nothing, it compares on exit. Never throws on exit.
+class restore_current_device {
+ public:
+  restore_current_device() : device_(current_device()) {}
+  ~restore_current_device() {
+    int now = -1;
+    const cudaError_t status = cudaGetDevice(&now);
+    if (status != cudaSuccess) {
+      foundry::detail::clear_own_error(status);
+    } else if (now != device_) {
+      FOUNDRY_CUDA_REPORT(cudaSetDevice(device_));
+    }
+  }
+  restore_current_device(const restore_current_device&) = delete;
+  restore_current_device& operator=(const restore_current_device&) = delete;
+
+ private:
+  int device_;
+};
+}  // namespace detail
+
 /// A new NCCL unique id (`ncclGetUniqueId`), to hand to every rank of a communicator
 /// built one rank per process. Call it on one rank only. Throws `nccl_error`.
 [[nodiscard]] inline ncclUniqueId unique_id() {
@@ -51,7 +75,7 @@ class communicator {
   /// aborted first, so nothing leaks.
   explicit communicator(const device_set& devices) : devices_(devices.devices()) {
     comms_.assign(devices_.size(), nullptr);
-    device_guard keep(current_device());  // NCCL switches devices while it sets up
+    const detail::restore_current_device keep;  // NCCL switches devices while it sets up
     const ncclResult_t status = ncclCommInitAll(comms_.data(), static_cast<int>(devices_.size()), devices_.data());
     if (status != ncclSuccess) {
       abort();  // ranks whose set-up had started

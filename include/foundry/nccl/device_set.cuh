@@ -98,7 +98,10 @@ class device_set {
   [[nodiscard]] std::vector<cuda::stream_ref> streams() const {
     return std::vector<cuda::stream_ref>(streams_.begin(), streams_.end());
   }
-  /// Whether kernels on member `i` may dereference member `j`'s memory (peer access enabled).
+  /// Whether peer access from member `i` to member `j` is enabled (`cudaDeviceEnablePeerAccess`):
+  /// kernels on `i` may then dereference `cudaMalloc` memory of `j`. Buffers from `allocate`
+  /// come from `j`'s stream-ordered pool, which `i` may read only after
+  /// `cudaMemPoolSetAccess` (NCCL needs neither: it moves data through its own buffers).
   [[nodiscard]] bool peer_access(int i, int j) const {
     check_member(i);
     check_member(j);

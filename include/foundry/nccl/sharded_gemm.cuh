@@ -122,7 +122,7 @@ void sharded_gemm(communicator& comm, float alpha, const std::vector<matrix_view
   }
 
   {
-    device_guard keep(current_device());
+    const detail::restore_current_device keep;
     for (int i = 0; i < comm.size(); ++i) {
       const auto k = static_cast<std::size_t>(i);
       if (c_rows[k].rows == 0 || c_rows[k].cols == 0) continue;  // a rank with no rows has nothing to compute
