@@ -75,9 +75,12 @@ inline void expect_scratch(const void* data, std::size_t given, std::size_t need
 }
 
 /// Refuses `p` (named `what` in the message) unless kernels on `device` can read and
-/// write it: memory of that device (or of a peer it can access), managed memory,
-/// page-locked host memory mapped into the device's address space, or pageable host
-/// memory where the device reports pageable memory access (HMM, ATS).
+/// write it: memory of that device, managed memory, page-locked host memory mapped into
+/// the device's address space, or pageable host memory where the device reports pageable
+/// memory access (HMM, ATS). Memory of another device passes when `device` is capable of
+/// peer access to it (`cudaDeviceCanAccessPeer`); whether that access was granted
+/// (`cudaDeviceEnablePeerAccess`, or `cudaMemPoolSetAccess` for stream-ordered memory) is
+/// not checked. Page-locked memory is judged by its mapping on the current device.
 /// One `cudaPointerGetAttributes` per pointer. Null or `device` < 0: nothing to check.
 inline void expect_device_accessible(const void* p, int device, const char* what) {
   if (p == nullptr || device < 0) return;
