@@ -205,6 +205,8 @@ def summary_table(rows):
     lines = ["| algorithm | size | naive | foundry | peer | foundry/peer | % of ceiling |",
              "|---|---|---|---|---|---|---|"]
     for key in order:
+        if key[0].startswith(SWEEP_PREFIX):
+            continue  # hundreds of shapes: sweep_tables summarises them, the full table lists them
         members = groups[key]
         if all(r["class"] == "peer" for r in members):
             continue  # variants of one operation with no foundry row: variants_tables shows them
@@ -261,6 +263,60 @@ def ladder_table(rows):
                 cells.append(fmt_num(r["tflops"]))
         lines.append("| %s | %s | %s | %s |" % (algorithm[len("gemm_"):], pretty_size(rest, "hot"), " | ".join(cells),
                                                "-" if peer is None else throughput(peer)))
+    return lines
+
+
+# The GEMM shape sweep (bench/gemm_sweep.cuh): rows gemm_sweep_<precision>/{foundry,cublas}/<shape>, the
+# class of each problem in the counter sweep_class.
+SWEEP_PREFIX = "gemm_sweep_"
+SWEEP_CLASSES = ((0, "random"), (1, "vector/skinny"), (2, "K ≤ 64"), (3, "K ≥ 8192"), (4, "committed"))
+
+
+def geometric_mean(values):
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def sweep_tables(rows):
+    """One line per precision of the shape sweep: over the problems whose foundry and cublas rows
+    both ran, the geometric mean of cuBLAS's time over foundry's (above 1: foundry is faster), the
+    worst such ratio, the five worst shapes with their ratios, and the geometric mean per class of
+    problem; then every failed row with its reason. Empty when the input has no sweep rows."""
+    sweep = [r for r in rows if r["algorithm"].startswith(SWEEP_PREFIX) and r["mode"] == "hot"]
+    if not sweep:
+        return []
+    members = {}
+    for r in sweep:  # the first file's row of each variant, as in the summary
+        members.setdefault((r["algorithm"], r["rest"], r["variant"]), r)
+    lines = ["| precision | problems | compared | geometric mean | worst | worst five (cuBLAS time / foundry time) | " +
+             " | ".join(name for _, name in SWEEP_CLASSES) + " |",
+             "|---|---|---|---|---|---|" + "---|" * len(SWEEP_CLASSES)]
+    failed = []
+    for algorithm in dict.fromkeys(r["algorithm"] for r in sweep):
+        shapes = list(dict.fromkeys(r["rest"] for r in sweep if r["algorithm"] == algorithm))
+        ratios = []  # (ratio, shape, class)
+        for rest in shapes:
+            foundry, cublas = members.get((algorithm, rest, "foundry")), members.get((algorithm, rest, "cublas"))
+            for r in (foundry, cublas):
+                if r is not None and r["error"]:
+                    failed.append(r)
+            if foundry is None or cublas is None or foundry["error"] or cublas["error"]:
+                continue
+            if foundry["seconds"] > 0 and cublas["seconds"] > 0:
+                kind = foundry["extra"].get("sweep_class", cublas["extra"].get("sweep_class"))
+                ratios.append((cublas["seconds"] / foundry["seconds"], " ".join(rest), kind))
+        ratios.sort()
+        per_class = []
+        for code, _ in SWEEP_CLASSES:
+            of_class = [x for x, _, kind in ratios if kind is not None and int(kind) == code]
+            per_class.append("%.3f (%d)" % (geometric_mean(of_class), len(of_class)) if of_class else "-")
+        worst_five = ", ".join("%s %.2f" % (shape, x) for x, shape, _ in ratios[:5]) or "-"
+        lines.append("| %s | %d | %d | %s | %s | %s | %s |" % (
+            algorithm[len(SWEEP_PREFIX):], len(shapes), len(ratios),
+            "%.3f×" % geometric_mean([x for x, _, _ in ratios]) if ratios else "-",
+            "%.3f×" % ratios[0][0] if ratios else "-", worst_five, " | ".join(per_class)))
+    if failed:
+        lines += ["", "Failed sweep rows (not in the figures above):", ""]
+        lines += ["- %s: %s" % (r["name"], r["error"]) for r in failed]
     return lines
 
 
@@ -363,6 +419,13 @@ def write_markdown(path, contexts, rows, ceilings, excluded=()):
          "TFLOP/s of each rung (the rung called directly, its own tiling and split-K choice) and, in brackets, "
          "cuBLAS's time over the rung's at the same precision and shape (above 1: the rung is faster).",
          ladder_table(rows)),
+        ("GEMM shape sweep",
+         "foundry::gemm against cuBLAS on the problems of bench/gemm_sweep.cuh (random shapes, layouts and "
+         "leading-dimension pads from a fixed seed, then named classes), each row checked against cuBLAS before it "
+         "was timed. Ratios are cuBLAS's time over foundry's (above 1: foundry is faster); compared counts the "
+         "problems whose two rows both ran; the class columns give the geometric mean and, in brackets, the "
+         "problems of each class. Issue 21's goal: geometric mean ≥ 1.0 and worst ≥ 0.8 for each precision.",
+         sweep_tables(rows)),
         ("Multi-GPU (foundry::nccl)",
          "bench_nccl's rows: the all-reduce's algorithm bandwidth (bytes / time) and bus bandwidth (algbw * 2(n-1)/n, "
          "as nccl-tests reports it; 0 on one GPU), and for the sharded algorithms the scaling efficiency "
