@@ -74,22 +74,7 @@ struct shape {
   }
 };
 
-// ---------------------------------------------------------------------------
-// cuBLAS: one handle for the process (creating one costs ~100 ms), moved to each row's
-// stream before use. Deliberately never destroyed: cublasDestroy during static destruction
-// may run after the CUDA runtime has shut down.
-const bench::cublas_handle& cublas(cuda::stream_ref s) {
-  static const bench::cublas_handle* const handle = new bench::cublas_handle(s);
-  handle->set_stream(s);
-  return *handle;
-}
-
-template <class In>
-constexpr cudaDataType_t cuda_type() {
-  if constexpr (std::is_same_v<In, float>) return CUDA_R_32F;
-  if constexpr (std::is_same_v<In, __nv_bfloat16>) return CUDA_R_16BF;
-  if constexpr (std::is_same_v<In, __half>) return CUDA_R_16F;
-}
+// cuBLAS: bench::shared_cublas and bench::cublas_data_type (include/foundry/bench/cublas.cuh).
 
 // Row-major C = A B is column-major C^T = B^T A^T: cuBLAS gets (n, m, k) with B first.
 template <class In>
@@ -97,15 +82,15 @@ void cublas_gemm(const In* a, const In* b, float* c, const shape& sh, cuda::stre
   const float alpha = 1.0f;
   const float beta = 0.0f;
   const int m = static_cast<int>(sh.m), n = static_cast<int>(sh.n), k = static_cast<int>(sh.k);
-  const cublasHandle_t h = cublas(s).get();
+  const cublasHandle_t h = bench::shared_cublas(s).get();
   if constexpr (std::is_same_v<In, float>) {
     bench::cublas_try(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, n, a, k, &beta, c, n),
                       "cublasSgemm");
   } else {
-    bench::cublas_try(
-        cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, cuda_type<In>(), n, a, cuda_type<In>(), k, &beta,
-                     c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-        "cublasGemmEx");
+    bench::cublas_try(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, bench::cublas_data_type<In>(), n, a,
+                                   bench::cublas_data_type<In>(), k, &beta, c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F,
+                                   CUBLAS_GEMM_DEFAULT),
+                      "cublasGemmEx");
   }
 }
 

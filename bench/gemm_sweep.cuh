@@ -233,22 +233,7 @@ inline const std::vector<sweep_problem>& sweep_problems() {
   return list;
 }
 
-// ---------------------------------------------------------------------------
-// cuBLAS: one handle for the process (creating one costs ~100 ms), moved to the caller's
-// stream before each use. Deliberately never destroyed: cublasDestroy during static
-// destruction may run after the CUDA runtime has shut down.
-inline const bench::cublas_handle& cublas(cuda::stream_ref s) {
-  static const bench::cublas_handle* const handle = new bench::cublas_handle(s);
-  handle->set_stream(s);
-  return *handle;
-}
-
-template <class In>
-constexpr cudaDataType_t cuda_type() {
-  if constexpr (std::is_same_v<In, float>) return CUDA_R_32F;
-  if constexpr (std::is_same_v<In, __nv_bfloat16>) return CUDA_R_16BF;
-  if constexpr (std::is_same_v<In, __half>) return CUDA_R_16F;
-}
+// cuBLAS: bench::shared_cublas and bench::cublas_data_type (include/foundry/bench/cublas.cuh).
 
 /// C = op(A) op(B) by cuBLAS, asynchronous on `s`; throws `std::runtime_error` if cuBLAS
 /// refuses. cuBLAS is column-major: the row-major C (ldc) is its N x M matrix C^T =
@@ -260,12 +245,13 @@ void cublas_gemm(const sweep_problem& p, const In* a, const In* b, float* c, cud
   const bool b_n_contiguous = (p.layout_b == matrix_layout::row_major) != (p.op_b == matrix_op::transpose);
   const float alpha = 1.0f;
   const float beta = 0.0f;
-  bench::cublas_try(cublasGemmEx(cublas(s).get(), b_n_contiguous ? CUBLAS_OP_N : CUBLAS_OP_T,
-                                 a_k_contiguous ? CUBLAS_OP_N : CUBLAS_OP_T, static_cast<int>(p.n),
-                                 static_cast<int>(p.m), static_cast<int>(p.k), &alpha, b, cuda_type<In>(),
-                                 static_cast<int>(p.b().ld()), a, cuda_type<In>(), static_cast<int>(p.a().ld()), &beta,
-                                 c, CUDA_R_32F, static_cast<int>(p.c().ld()), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-                    "cublasGemmEx");
+  bench::cublas_try(
+      cublasGemmEx(bench::shared_cublas(s).get(), b_n_contiguous ? CUBLAS_OP_N : CUBLAS_OP_T,
+                   a_k_contiguous ? CUBLAS_OP_N : CUBLAS_OP_T, static_cast<int>(p.n), static_cast<int>(p.m),
+                   static_cast<int>(p.k), &alpha, b, bench::cublas_data_type<In>(), static_cast<int>(p.b().ld()), a,
+                   bench::cublas_data_type<In>(), static_cast<int>(p.a().ld()), &beta, c, CUDA_R_32F,
+                   static_cast<int>(p.c().ld()), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+      "cublasGemmEx");
 }
 
 // ---------------------------------------------------------------------------

@@ -265,23 +265,13 @@ inline ceilings measure_ceilings(cuda::stream_ref s) {
 /// own (thread-safe; blocks for about a second the first time on each device). Throws
 /// `std::invalid_argument` for an ordinal that is not a visible device.
 inline const ceilings& device_ceilings(int device) {
-  struct slot {
-    std::once_flag once;
-    std::unique_ptr<const ceilings> value;
-  };
-  struct cache {
-    int count = device_count();
-    // Never freed: a static destructor would run after the CUDA runtime's own teardown.
-    slot* slots = new slot[static_cast<std::size_t>(count)];
-  };
-  static const cache c;
-  FOUNDRY_EXPECTS(device >= 0 && device < c.count, "device ordinal " + std::to_string(device) + " out of range");
-  std::call_once(c.slots[device].once, [&] {
+  // Never freed: a static destructor would run after the CUDA runtime's own teardown.
+  static auto* const cache = new foundry::detail::per_device_cache<const ceilings>();
+  return cache->get(device, [device] {
     const device_guard on(device);
     stream s;
-    c.slots[device].value = std::make_unique<const ceilings>(measure_ceilings(s));
+    return std::make_unique<const ceilings>(measure_ceilings(s));
   });
-  return *c.slots[device].value;
 }
 
 /// The ceilings of the calling thread's current device (see above).

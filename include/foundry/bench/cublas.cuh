@@ -4,10 +4,14 @@
 /// ceilings (cuBLAS GEMM rates) and by the GEMM benchmarks (cuBLAS as the peer row).
 
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <library_types.h>
 #include <cuda/stream_ref>
 
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace foundry::bench {
 
@@ -42,5 +46,25 @@ class cublas_handle {
  private:
   cublasHandle_t handle_ = nullptr;
 };
+
+/// The process's cuBLAS handle, created by the first call (about 100 ms) and moved to `s`
+/// on every call, so later cuBLAS calls through it are enqueued on `s`. Not for use from
+/// several threads at once. Deliberately never destroyed: `cublasDestroy` during static
+/// destruction may run after the CUDA runtime has shut down. Throws `std::runtime_error`.
+inline const cublas_handle& shared_cublas(cuda::stream_ref s) {
+  static const cublas_handle* const handle = new cublas_handle(s);
+  handle->set_stream(s);
+  return *handle;
+}
+
+/// cuBLAS's name for the element type `T` (float, __half, __nv_bfloat16).
+template <class T>
+constexpr cudaDataType_t cublas_data_type() {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>,
+                "cublas_data_type: float, __half or __nv_bfloat16");
+  if constexpr (std::is_same_v<T, float>) return CUDA_R_32F;
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) return CUDA_R_16BF;
+  if constexpr (std::is_same_v<T, __half>) return CUDA_R_16F;
+}
 
 }  // namespace foundry::bench

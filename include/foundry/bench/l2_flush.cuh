@@ -18,7 +18,7 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <mutex>
+#include <memory>
 #include <string>
 
 namespace foundry::bench {
@@ -87,21 +87,11 @@ class l2_flush {
 /// device's L2 (thread-safe). Deliberately never freed: a static destructor would run
 /// after the CUDA runtime's own teardown; the driver reclaims it at exit.
 inline l2_flush& shared_l2_flush(int device) {
-  struct slot {
-    std::once_flag once;
-    l2_flush* flush = nullptr;
-  };
-  struct cache {
-    int count = device_count();
-    slot* slots = new slot[static_cast<std::size_t>(count)];
-  };
-  static const cache c;
-  FOUNDRY_EXPECTS(device >= 0 && device < c.count, "device ordinal " + std::to_string(device) + " out of range");
-  std::call_once(c.slots[device].once, [&] {
+  static auto* const cache = new foundry::detail::per_device_cache<l2_flush>();
+  return cache->get(device, [device] {
     const device_guard on(device);
-    c.slots[device].flush = new l2_flush(get_device_properties(device).l2_cache_bytes);
+    return std::make_unique<l2_flush>(get_device_properties(device).l2_cache_bytes);
   });
-  return *c.slots[device].flush;
 }
 
 /// The flush buffer of the calling thread's current device (see above).

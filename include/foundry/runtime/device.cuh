@@ -140,25 +140,35 @@ inline device_properties query_device_properties(int device) {
 }  // namespace detail
 
 namespace detail {
-/// One slot per device, each filled once. The slots are sized by the device count at
-/// first use (a function-local static: a failed count, for example without a device, is
-/// retried on the next call); after that a lookup is one `call_once` fast path, an
-/// acquire load, and takes no lock: launches read this cache.
-struct device_property_cache {
-  int count = 0;
-  std::unique_ptr<std::once_flag[]> once;
-  std::unique_ptr<std::unique_ptr<const device_properties>[]> slots;
+/// One value of `T` per visible device, each made once, by the first `get` for that
+/// device. The slots are sized by the device count when the cache is built; after a
+/// slot is filled, `get` is one `call_once` fast path (an acquire load) and takes no
+/// lock: launches read the property cache through it. Thread-safe.
+template <class T>
+class per_device_cache {
+ public:
+  /// Throws `cuda_error` if the devices cannot be counted (a function-local static that
+  /// holds one is then built again by the next call).
+  per_device_cache()
+      : count_(device_count()),
+        once_(new std::once_flag[static_cast<std::size_t>(count_)]),
+        slots_(new std::unique_ptr<T>[static_cast<std::size_t>(count_)]) {}
 
-  static device_property_cache& instance() {
-    static device_property_cache cache(device_count());
-    return cache;
+  /// The value of `device`, made by `make()` (which returns a `std::unique_ptr<T>`) the
+  /// first time. A `make` that throws leaves the slot empty: the next call tries again.
+  /// Throws `std::invalid_argument` for an ordinal that is not a visible device.
+  template <class Make>
+  T& get(int device, Make&& make) {
+    FOUNDRY_EXPECTS(device >= 0 && device < count_, "device ordinal " + std::to_string(device) + " out of range (" +
+                                                        std::to_string(count_) + " visible devices)");
+    std::call_once(once_[device], [&] { slots_[device] = make(); });
+    return *slots_[device];
   }
 
  private:
-  explicit device_property_cache(int n)
-      : count(n),
-        once(new std::once_flag[static_cast<std::size_t>(n)]),
-        slots(new std::unique_ptr<const device_properties>[static_cast<std::size_t>(n)]) {}
+  int count_;
+  std::unique_ptr<std::once_flag[]> once_;
+  std::unique_ptr<std::unique_ptr<T>[]> slots_;
 };
 }  // namespace detail
 
@@ -166,15 +176,9 @@ struct device_property_cache {
 /// (thread-safe; lock-free once filled). Throws `std::invalid_argument` for an ordinal
 /// that is not a visible device, `cuda_error` if the device cannot be queried.
 [[nodiscard]] inline const device_properties& get_device_properties(int device) {
-  FOUNDRY_EXPECTS(device >= 0, "device ordinal " + std::to_string(device) + " out of range");
-  detail::device_property_cache& cache = detail::device_property_cache::instance();
-  FOUNDRY_EXPECTS(device < cache.count, "device ordinal " + std::to_string(device) + " out of range (" +
-                                            std::to_string(cache.count) + " visible devices)");
-  // A query that throws leaves the flag unset: the next call tries again.
-  std::call_once(cache.once[device], [&] {
-    cache.slots[device] = std::make_unique<const device_properties>(detail::query_device_properties(device));
-  });
-  return *cache.slots[device];
+  static detail::per_device_cache<const device_properties> cache;
+  return cache.get(
+      device, [device] { return std::make_unique<const device_properties>(detail::query_device_properties(device)); });
 }
 
 namespace detail {
