@@ -19,6 +19,8 @@
 ///   5. `wgmma`            gemm_wgmma.cuh (wgmma + TMA)       fp16/bf16 in, fp32 out, compute
 ///                                                            capability 9.0 with sm_90a code built
 ///                                                            (FOUNDRY_HAS_SM90A=1)
+///   +  `skinny`           gemm_skinny.cuh                    any input type, M or N small: memory-bound,
+///                                                            chosen by shape (`skinny_shape`), not by type
 /// `gemm` builds a `gemm_plan` (gemm_plan.cuh: rung, tile, stages, split, why) with
 /// `make_gemm_plan` and hands it to the launch function of the kernel it names:
 /// public call -> plan + launch function -> kernel. A rung is an enum value, a line
@@ -35,6 +37,7 @@
 #include <foundry/gemm/gemm_problem.cuh>
 #include <foundry/gemm/gemm_register_blocked.cuh>
 #include <foundry/gemm/gemm_shared_tiled.cuh>
+#include <foundry/gemm/gemm_skinny.cuh>
 #include <foundry/gemm/gemm_tensor_core.cuh>
 #include <foundry/gemm/gemm_wgmma.cuh>
 #include <foundry/naive/gemm.cuh>
@@ -74,6 +77,7 @@ template <class In, class Out>
       return half_in_float_out && compute_capability >= 80;  // bf16 mma needs sm_80
     // sm_90a code runs on 9.0 only, and exists only when the program was built with it.
     case gemm_rung::wgmma: return half_in_float_out && gemm_kernels::gemm_wgmma_available(compute_capability);
+    case gemm_rung::skinny: return fp32 || half_in_float_out;
   }
   return false;
 }
@@ -236,6 +240,9 @@ template <class In, class Out, class SmCount>
     plan.why = p.k == 0 ? "K = 0: C = beta * C, one pass over C" : "one thread per element of C";
     return plan;
   }
+  if constexpr (std::is_same_v<Out, float>) {
+    if (rung == gemm_rung::skinny) return gemm_kernels::skinny_plan<In>(p, requested_split, sm_count());
+  }
   if constexpr (std::is_same_v<In, float> && std::is_same_v<Out, float>) {
     if (rung == gemm_rung::shared_tiled) {
       gemm_plan plan;
@@ -264,6 +271,9 @@ template <class In, class Out>
 void launch_plan(const gemm_plan& plan, const gemm_problem<In, Out>& p, cuda::std::span<float> workspace,
                  cuda::stream_ref s) {
   if (plan.rung == gemm_rung::naive) return naive::gemm(p, s);
+  if constexpr (std::is_same_v<Out, float>) {
+    if (plan.rung == gemm_rung::skinny) return gemm_kernels::launch_skinny<In>(plan, p, workspace, s);
+  }
   if constexpr (std::is_same_v<In, float> && std::is_same_v<Out, float>) {
     if (plan.rung == gemm_rung::shared_tiled) return gemm_kernels::gemm_shared_tiled(p, s);
     if (plan.rung == gemm_rung::register_blocked) return gemm_kernels::launch_register_blocked(plan, p, workspace, s);
@@ -289,14 +299,18 @@ matrix_view<const std::remove_const_t<T>> as_const_view(const matrix_view<T>& x)
 
 }  // namespace detail
 
-/// The plan `gemm` follows for `p` on `device` (`gemm` passes the device of its stream): the best rung for the
-/// types (`best_gemm_rung`), naive for K = 0 (C = beta * C is one pass over C), with
-/// automatic split-K. Touches no GPU but the (cached) device query. Throws
+/// The plan `gemm` follows for `p` on `device` (`gemm` passes the device of its stream): naive for
+/// K = 0 (C = beta * C is one pass over C), the skinny rung where M or N is small
+/// (`gemm_kernels::skinny_shape`: at most 16 for fp32 inputs, 8 for 16-bit ones), else
+/// the best rung for the types (`best_gemm_rung`), with automatic split-K. Touches no GPU
+/// but the (cached) device query. Throws
 /// `cuda_error` if the device cannot be queried, `std::invalid_argument` as the
 /// rung's plan builder (a grid too large, K too long).
 template <class In, class Out>
 [[nodiscard]] gemm_plan make_gemm_plan(const gemm_problem<In, Out>& p, const device_properties& device) {
-  const gemm_rung rung = p.k == 0 ? gemm_rung::naive : best_gemm_rung<In, Out>(device.compute_capability());
+  const gemm_rung rung = p.k == 0                        ? gemm_rung::naive
+                         : gemm_kernels::skinny_shape(p) ? gemm_rung::skinny
+                                                         : best_gemm_rung<In, Out>(device.compute_capability());
   return detail::plan_rung(rung, p, 0, [&device] { return device.sm_count; });
 }
 
@@ -350,13 +364,14 @@ void gemm_with(gemm_rung rung, float alpha, matrix_view<TA> a, matrix_op op_a, m
 ///   are not multiples of 8 leave the wgmma rung for the mma.sync one.
 /// - Asynchronous: enqueued on `s`; returns without synchronising. The fp32
 ///   path and the 16-bit rungs (tensor_core, wgmma) may allocate split-K
-///   scratch, stream-ordered on `s`.
+///   scratch, stream-ordered on `s`; so may the skinny rung (M or N small).
 /// - Throws `std::invalid_argument` for inconsistent shapes, a leading
 ///   dimension too small, an extent past the address range or a null pointer with
 ///   elements (before touching the GPU), C overlapping A or B, or an operand that the
 ///   stream's device cannot access (host memory, say), and `cuda_error` if the device
 ///   query, an allocation or a launch fails.
-/// - Picks `best_gemm_rung<In, float>()` for the device of `s`.
+/// - Follows `make_gemm_plan` for the device of `s`: the skinny rung where M or N is small,
+///   else `best_gemm_rung<In, float>()`.
 template <class TA, class TB, class TC>
 void gemm(float alpha, matrix_view<TA> a, matrix_op op_a, matrix_view<TB> b, matrix_op op_b, float beta,
           matrix_view<TC> c, cuda::stream_ref s) {

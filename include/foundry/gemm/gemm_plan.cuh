@@ -8,8 +8,8 @@
 ///
 /// `foundry::gemm` builds it from the problem and the device (gemm.cuh) and hands it
 /// to the launch function of the kernel it names (`launch_<rung>` in each rung's
-/// header). Choices still to come (a per-shape table, a skinny-product kernel,
-/// packing, TF32) get a field here and a line in the builder, not another layer.
+/// header). Choices still to come (a per-shape table, packing, TF32) get a field here
+/// and a line in the builder, not another layer.
 
 #include <cstddef>
 #include <cstdint>
@@ -17,13 +17,15 @@
 
 namespace foundry {
 
-/// The rungs of the GEMM ladder, slowest first.
+/// The rungs of the GEMM ladder, slowest first; then `skinny`, which the plan picks by
+/// shape (M or N small), not by type.
 enum class gemm_rung {
   naive,             ///< one thread per element of C, global memory only
   shared_tiled,      ///< 32 × 32 shared-memory tiles, one element per thread
   register_blocked,  ///< 128 × 128 tiles, 8 × 8 per thread in registers, float4, double-buffered
   tensor_core,       ///< mma.sync m16n8k16, fp16/bf16 inputs, fp32 accumulation (sm_80+)
   wgmma,             ///< wgmma m64n256k16 fed by TMA, fp16/bf16 inputs, fp32 accumulation (sm_90a)
+  skinny,            ///< memory-bound kernel for M or N small: the large operand read once (any input type)
 };
 
 /// The rung's name as benchmarks print it ("register_blocked", ...).
@@ -34,6 +36,7 @@ enum class gemm_rung {
     case gemm_rung::register_blocked: return "register_blocked";
     case gemm_rung::tensor_core: return "tensor_core";
     case gemm_rung::wgmma: return "wgmma";
+    case gemm_rung::skinny: return "skinny";
   }
   return "unknown";
 }

@@ -1,0 +1,186 @@
+// Vector and skinny products (gemm/gemm_skinny.cuh) beside cuBLAS: C = A * B, row-major,
+// alpha = 1, beta = 0, at M x N x K (the names) of 1 x 16384 x 16384 and 8 x 16384 x 16384
+// (B streamed along N), and 16384 x 1 x 16384 and 16384 x 8 x 16384 (small N: A, row-major,
+// streamed along K as C^T = B^T A^T).
+//
+//   gemm_skinny_<precision>/foundry/<M>x<N>x<K>   the plan foundry::gemm makes for the shape
+//       (make_gemm_plan on the current device; the row fails unless it is the skinny rung),
+//       enqueued by launch_skinny: foundry::gemm without its host-side argument checks, so
+//       that this binary does not instantiate the tiled rungs (no sm_90a code needed)
+//   gemm_skinny_<precision>/cublas/<M>x<N>x<K>    cublasSgemm / cublasGemmEx (CUBLAS_COMPUTE_32F)
+//   precision: fp32, bf16, fp16 (A and B; C is fp32)
+//
+// bytes = the large operand only (K x max(M, N) elements), read once: GB/s and pct_of_ceiling
+// read against the measured device copy ceiling (the goal: >= 90%). The small operand and C
+// (at most 8 x 16384 elements each, under 1% of the bytes) are left out. flops = 2 M N K;
+// the fp32 CUDA-core ceiling places every row below the ridge point (memory-bound).
+// Each row checks its C against cuBLAS's before timing: relative Frobenius error at most
+// 1e-4, as bench_gemm.cu (both sides accumulate the same rounded inputs in fp32 over
+// K = 16384: two summation orders differ by ~ u sqrt(K) ~ 8e-6 on random signs, while one
+// missing or wrong term of the K is ~ 1/sqrt(K) ~ 8e-3).
+
+#include <foundry/bench/cublas.cuh>
+#include <foundry/bench/harness.cuh>
+#include <foundry/bench/random.cuh>
+#include <foundry/gemm/gemm.cuh>
+#include <foundry/memory/device_buffer.cuh>
+#include <foundry/runtime/device.cuh>
+#include <foundry/runtime/stream.cuh>
+
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace {
+
+namespace bench = foundry::bench;
+using foundry::matrix_op;
+using foundry::matrix_view;
+
+struct shape {
+  std::int64_t m, n, k;
+  [[nodiscard]] std::string name() const {
+    return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+  }
+};
+
+// One handle for the process, never destroyed (as bench_gemm.cu: cublasDestroy during static
+// destruction may run after the CUDA runtime has shut down).
+const bench::cublas_handle& cublas(cuda::stream_ref s) {
+  static const bench::cublas_handle* const handle = new bench::cublas_handle(s);
+  handle->set_stream(s);
+  return *handle;
+}
+
+template <class In>
+constexpr cudaDataType_t cuda_type() {
+  if constexpr (std::is_same_v<In, float>) return CUDA_R_32F;
+  if constexpr (std::is_same_v<In, __nv_bfloat16>) return CUDA_R_16BF;
+  if constexpr (std::is_same_v<In, __half>) return CUDA_R_16F;
+}
+
+// Row-major C = A B is column-major C^T = B^T A^T: cuBLAS gets (n, m, k) with B first.
+template <class In>
+void cublas_gemm(const In* a, const In* b, float* c, const shape& sh, cuda::stream_ref s) {
+  const float alpha = 1.0f, beta = 0.0f;
+  const int m = static_cast<int>(sh.m), n = static_cast<int>(sh.n), k = static_cast<int>(sh.k);
+  const cublasHandle_t h = cublas(s).get();
+  if constexpr (std::is_same_v<In, float>) {
+    bench::cublas_try(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, n, a, k, &beta, c, n),
+                      "cublasSgemm");
+  } else {
+    bench::cublas_try(
+        cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, cuda_type<In>(), n, a, cuda_type<In>(), k, &beta,
+                     c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+        "cublasGemmEx");
+  }
+}
+
+template <class In>
+struct skinny_data {
+  explicit skinny_data(const shape& shape_)
+      : sh(shape_),
+        a(static_cast<std::size_t>(sh.m * sh.k), s),
+        b(static_cast<std::size_t>(sh.k * sh.n), s),
+        c(static_cast<std::size_t>(sh.m * sh.n), s, std::numeric_limits<float>::quiet_NaN()),
+        reference(static_cast<std::size_t>(sh.m * sh.n), s) {
+    bench::fill_uniform(a.span(), -1.0, 1.0, bench::default_seed, s);
+    bench::fill_uniform(b.span(), -1.0, 1.0, bench::default_seed + 1, s);
+    cublas_gemm(a.data(), b.data(), reference.data(), sh, s);
+  }
+
+  [[nodiscard]] foundry::gemm_problem<In, float> problem() {
+    return foundry::make_gemm_problem<In, float>(1.0f, matrix_view<const In>{a.data(), sh.m, sh.k, sh.k},
+                                                 matrix_op::none, matrix_view<const In>{b.data(), sh.k, sh.n, sh.n},
+                                                 matrix_op::none, 0.0f, matrix_view<float>{c.data(), sh.m, sh.n, sh.n});
+  }
+
+  // The large operand, read once; flops for the label only.
+  [[nodiscard]] bench::work work() const {
+    const double large = static_cast<double>(sh.k) * static_cast<double>(sh.m > sh.n ? sh.m : sh.n);
+    return {large * sizeof(In), 0.0,
+            2.0 * static_cast<double>(sh.m) * static_cast<double>(sh.n) * static_cast<double>(sh.k)};
+  }
+
+  foundry::stream s;
+  shape sh;
+  foundry::device_buffer<In> a;
+  foundry::device_buffer<In> b;
+  foundry::device_buffer<float> c;
+  foundry::device_buffer<float> reference;
+};
+
+// ||c - reference||_F / ||reference||_F on the host (C is at most 8 x 16384 floats).
+template <class In>
+double relative_error(skinny_data<In>& d) {
+  std::vector<float> got(d.c.size()), ref(d.reference.size());
+  d.c.copy_to_host(cuda::std::span<float>(got.data(), got.size()), d.s);
+  d.reference.copy_to_host(cuda::std::span<float>(ref.data(), ref.size()), d.s);
+  foundry::synchronize(d.s);
+  double diff = 0.0, norm = 0.0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double e = static_cast<double>(got[i]) - static_cast<double>(ref[i]);  // NaN stays NaN: fails
+    diff += e * e;
+    norm += static_cast<double>(ref[i]) * static_cast<double>(ref[i]);
+  }
+  return std::sqrt(diff) / std::sqrt(norm);
+}
+
+template <class In>
+void bm_foundry(benchmark::State& state, shape sh) {
+  skinny_data<In> d(sh);
+  const foundry::gemm_problem<In, float> p = d.problem();
+  const foundry::gemm_plan plan = foundry::make_gemm_plan(p);
+  if (!bench::expect(state, plan.rung == foundry::gemm_rung::skinny,
+                     "foundry::gemm does not take the skinny rung here: " + plan.describe()))
+    return;
+  // A workspace for the split-K partial sums, kept across samples (as a warm pool would).
+  foundry::device_buffer<float> workspace(plan.workspace_bytes / sizeof(float), d.s);
+  auto enqueue = [&](cuda::stream_ref st) { foundry::gemm_kernels::launch_skinny<In>(plan, p, workspace.span(), st); };
+  enqueue(d.s);
+  const double error = relative_error(d);
+  state.counters["rel_error"] = error;
+  if (!bench::expect(state, error <= 1e-4, "relative Frobenius error against cuBLAS " + std::to_string(error))) return;
+  bench::measure(state, d.s, d.work(), enqueue, bench::options{});
+}
+
+template <class In>
+void bm_cublas(benchmark::State& state, shape sh) {
+  skinny_data<In> d(sh);
+  bench::measure(
+      state, d.s, d.work(), [&](cuda::stream_ref st) { cublas_gemm(d.a.data(), d.b.data(), d.c.data(), d.sh, st); },
+      bench::options{});
+}
+
+template <class In>
+void add(const std::string& precision) {
+  constexpr std::int64_t large = 16384;
+  for (const shape& sh :
+       {shape{1, large, large}, shape{8, large, large}, shape{large, 1, large}, shape{large, 8, large}}) {
+    benchmark::RegisterBenchmark(("gemm_skinny_" + precision + "/foundry/" + sh.name()).c_str(), bm_foundry<In>, sh)
+        ->Apply(bench::configure)
+        ->Iterations(20);
+    benchmark::RegisterBenchmark(("gemm_skinny_" + precision + "/cublas/" + sh.name()).c_str(), bm_cublas<In>, sh)
+        ->Apply(bench::configure)
+        ->Iterations(20);
+  }
+}
+
+const bool registered = [] {
+  add<float>("fp32");
+  add<__nv_bfloat16>("bf16");
+  add<__half>("fp16");
+  return true;
+}();
+
+}  // namespace
+
+FOUNDRY_BENCH_MAIN()

@@ -1,0 +1,527 @@
+#pragma once
+/// \file
+/// The skinny rung of the GEMM: vector and skinny products, where M or N is small
+/// (C = alpha * A * B + beta * C with A: m × k, B: k × n, as gemm_problem.cuh).
+///
+/// With m rows of A the product does 2 * m flops per element of B, so it is bound by
+/// the reading of B while m is small. On the H200, 4.2 TB/s bring 1.05 T fp32 or 2.1 T
+/// 16-bit elements of B per second, and the CUDA cores (these kernels accumulate in fp32
+/// there, for every input type) run ~51 TFLOP/s: the two meet at m = 51 / (2 * 1.05) ~ 24
+/// for fp32 inputs and ~ 12 for 16-bit ones. `skinny_max_rows` stops at two thirds of
+/// that (16 and 8), leaving issue slots for the loads, the conversions and the
+/// shared-memory reads of A; beyond it the tiled rungs win.
+///
+/// - **Orientation.** The small side becomes the rows: when n < m the kernel solves
+///   C^T = B^T A^T (`skinny_orient`), so the large operand is always the kernel's B,
+///   k × n, and it is read from DRAM exactly once.
+/// - **B contiguous along n** (`skinny_along_n_kernel`): a warp streams rows of B, each
+///   lane 4 adjacent columns, and the 4 warps of a block take quarters of each K chunk;
+///   A's values are the same for the whole warp (a shared-memory broadcast); the
+///   warps' partial sums meet in shared memory at the end, in a fixed order.
+/// - **B contiguous along k** (`skinny_along_k_kernel`): a warp streams 4 columns of B
+///   along k, each lane 4 adjacent k; each lane reads its own A values from shared
+///   memory and uses them for the 4 columns; the lanes' partial sums meet through warp
+///   shuffles (`warp_reduce`).
+/// - **A** is staged, as float, one K chunk at a time into shared memory (it is small
+///   and stays in L2); rows past m and k past the slice read as zeros.
+/// - **Loads.** 16-byte (fp32) or 8-byte (16-bit) vector loads only where the launch
+///   proved the alignment of B's pointer and leading dimension; otherwise the same
+///   kernels load scalars, still coalesced (a lane takes every 32nd element). B is read
+///   with the streaming cache hint: it is touched once.
+/// - **Split-K.** When the column tiles cannot fill the SMs, K is cut into slices that
+///   write partial results into a workspace, summed in a fixed order by the split-K
+///   reduce of detail/split_k.cuh (deterministic, no atomics).
+/// - **Any m.** Named explicitly (`gemm_with`), the rung runs any shape: the grid's z
+///   covers the rows `block_m` at a time, reading B once per group.
+
+#include <foundry/core/error.cuh>
+#include <foundry/core/math.cuh>
+#include <foundry/gemm/detail/epilogue.cuh>
+#include <foundry/gemm/detail/split_k.cuh>
+#include <foundry/gemm/gemm_plan.cuh>
+#include <foundry/gemm/gemm_problem.cuh>
+#include <foundry/launch/launch.cuh>
+#include <foundry/launch/launch_config.cuh>
+#include <foundry/warp/warp_reduce.cuh>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda/std/span>
+#include <cuda/stream_ref>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+namespace foundry::gemm_kernels {
+
+/// The shape of the skinny kernels. Not yet measured on the H200: chosen so that each
+/// SM keeps at least 32 KiB of B in flight (Little's law at 32 B/ns per SM and ~1 µs
+/// of loaded DRAM latency) within the 128-register cap of the residency below.
+struct skinny_policy {
+  /// K per chunk of A staged in shared memory (and the unit of a split): 16 fp32 rows
+  /// of 512 are 32 KiB, so four blocks fit on an SM.
+  static constexpr int chunk_k = 512;
+  /// Along-n kernel: 4 warps over one tile of 128 columns (32 lanes × 4), each warp a
+  /// quarter of every K chunk; 4 blocks per SM (128 registers per thread).
+  static constexpr int along_n_threads = 128;
+  /// Columns of C per along-n block.
+  static constexpr int along_n_columns = 128;
+  /// Along-n blocks resident per SM, as built.
+  static constexpr int along_n_blocks_per_sm = 4;
+  /// Along-k kernel: 8 warps, each over 4 columns of B (so a staged A value serves 4).
+  static constexpr int along_k_threads = 256;
+  /// Columns of C per along-k warp.
+  static constexpr int along_k_warp_columns = 4;
+  /// Along-k blocks resident per SM, as built.
+  static constexpr int along_k_blocks_per_sm = 2;
+  /// Shallowest K slice of a split: below that the workspace's traffic and the second
+  /// pass weigh more than the extra SMs.
+  static constexpr std::int64_t min_k_per_split = 1024;
+};
+
+/// The most rows of the small side for which `foundry::gemm` picks the skinny rung:
+/// 16 for fp32 inputs, 8 for 16-bit ones, two thirds of where the H200's fp32 FMA rate
+/// meets its memory bandwidth (the file comment gives the arithmetic).
+template <class In>
+inline constexpr int skinny_max_rows = std::is_same_v<In, float> ? 16 : 8;
+
+/// Whether `foundry::gemm` takes the skinny rung for `p`: K >= 1 and min(M, N) at most
+/// `skinny_max_rows<In>` (K = 0 is C = beta * C, the naive rung's one pass).
+template <class In, class Out>
+[[nodiscard]] constexpr bool skinny_shape(const gemm_problem<In, Out>& p) noexcept {
+  return p.k > 0 && std::min(p.m, p.n) <= skinny_max_rows<In>;
+}
+
+namespace detail {
+
+/// The problem as the skinny kernels see it: m (the small side) × n, with C(i, j) at
+/// `c[i * c_row_stride + j * c_col_stride]` (C^T when the orientation was swapped), and
+/// the K slice of block y at `[y * k_per_split, ...)`, its results at `c + y * slice_stride`.
+template <class In>
+struct skinny_args {
+  std::int64_t m = 0, n = 0, k = 0;
+  const In* a = nullptr;
+  std::int64_t lda = 0;
+  bool a_k_contiguous = true;
+  const In* b = nullptr;
+  std::int64_t ldb = 0;
+  bool b_n_contiguous = true;
+  float* c = nullptr;
+  std::int64_t c_row_stride = 0, c_col_stride = 1;
+  float alpha = 1.0f, beta = 0.0f;
+  std::int64_t k_per_split = 0;
+  std::int64_t slice_stride = 0;
+};
+
+/// `p` with its small side as the rows: `p` itself when m <= n, else C^T = B^T A^T
+/// (the new A is B^T, k-contiguous where B was not n-contiguous; the new B is A^T).
+template <class In>
+[[nodiscard]] constexpr skinny_args<In> skinny_orient(const gemm_problem<In, float>& p) noexcept {
+  skinny_args<In> g;
+  g.k = p.k;
+  g.c = p.c;
+  g.alpha = p.alpha;
+  g.beta = p.beta;
+  if (p.m <= p.n) {
+    g.m = p.m, g.n = p.n;
+    g.a = p.a, g.lda = p.lda, g.a_k_contiguous = p.a_k_contiguous;
+    g.b = p.b, g.ldb = p.ldb, g.b_n_contiguous = p.b_n_contiguous;
+    g.c_row_stride = p.ldc, g.c_col_stride = 1;
+  } else {
+    g.m = p.n, g.n = p.m;
+    g.a = p.b, g.lda = p.ldb, g.a_k_contiguous = !p.b_n_contiguous;
+    g.b = p.a, g.ldb = p.lda, g.b_n_contiguous = !p.a_k_contiguous;
+    g.c_row_stride = 1, g.c_col_stride = p.ldc;
+  }
+  return g;
+}
+
+/// Rows a skinny kernel instance holds per thread for `m` rows of the small side:
+/// 1, half of `skinny_max_rows<In>`, or all of them (a kernel does as many FMAs as its
+/// bucket has rows, so a vector product must not pay for 16).
+template <class In>
+[[nodiscard]] constexpr int skinny_row_bucket(std::int64_t m) noexcept {
+  return m <= 1 ? 1 : m <= skinny_max_rows<In> / 2 ? skinny_max_rows<In> / 2 : skinny_max_rows<In>;
+}
+
+/// How the kernels read elements of In: as raw bits (float, or the 16 bits of a half or
+/// bfloat16), converted to float after the load; `raw4` is four adjacent elements.
+template <class In>
+struct skinny_element;
+
+template <>
+struct skinny_element<float> {
+  using raw = float;
+  using raw4 = float4;
+  __device__ static float value(raw x) { return x; }
+  __device__ static raw4 pack(const raw (&r)[4]) { return make_float4(r[0], r[1], r[2], r[3]); }
+  __device__ static void unpack(const raw4& v, float (&out)[4]) {
+    out[0] = v.x, out[1] = v.y, out[2] = v.z, out[3] = v.w;
+  }
+};
+
+template <>
+struct skinny_element<__nv_bfloat16> {
+  using raw = unsigned short;
+  using raw4 = uint2;
+  // bfloat16 is the top half of a float.
+  __device__ static float value(raw x) { return __uint_as_float(static_cast<unsigned>(x) << 16); }
+  __device__ static raw4 pack(const raw (&r)[4]) {
+    return make_uint2(r[0] | (static_cast<unsigned>(r[1]) << 16), r[2] | (static_cast<unsigned>(r[3]) << 16));
+  }
+  // Little-endian: element 0 is the low half of the first word.
+  __device__ static void unpack(const raw4& v, float (&out)[4]) {
+    out[0] = __uint_as_float(v.x << 16), out[1] = __uint_as_float(v.x & 0xFFFF0000u);
+    out[2] = __uint_as_float(v.y << 16), out[3] = __uint_as_float(v.y & 0xFFFF0000u);
+  }
+};
+
+template <>
+struct skinny_element<__half> {
+  using raw = unsigned short;
+  using raw4 = uint2;
+  __device__ static float value(raw x) { return __half2float(__ushort_as_half(x)); }
+  __device__ static raw4 pack(const raw (&r)[4]) {
+    return make_uint2(r[0] | (static_cast<unsigned>(r[1]) << 16), r[2] | (static_cast<unsigned>(r[3]) << 16));
+  }
+  __device__ static void unpack(const raw4& v, float (&out)[4]) {
+    out[0] = value(static_cast<raw>(v.x & 0xFFFFu)), out[1] = value(static_cast<raw>(v.x >> 16));
+    out[2] = value(static_cast<raw>(v.y & 0xFFFFu)), out[3] = value(static_cast<raw>(v.y >> 16));
+  }
+};
+
+/// Copies rows [row0, row0 + Rows) and k [k0, k0 + Chunk) of A into `a_s` as float:
+/// `a_s[p * Rows + i]` (KMajor) or `a_s[i * Chunk + p]`; zeros past m and past `k_end`.
+/// Consecutive threads walk A's contiguous index. All `Threads` threads of the block call it.
+template <class In, int Rows, int Chunk, int Threads, bool KMajor>
+__device__ void stage_a(const skinny_args<In>& g, std::int64_t row0, std::int64_t k0, std::int64_t k_end,
+                        float* __restrict__ a_s) {
+  using element = skinny_element<In>;
+  const auto* a = reinterpret_cast<const typename element::raw*>(g.a);
+  static_assert((Rows * Chunk) % Threads == 0, "whole rounds of the block");
+#pragma unroll 8
+  for (int e = static_cast<int>(threadIdx.x); e < Rows * Chunk; e += Threads) {
+    const int i = g.a_k_contiguous ? e / Chunk : e % Rows;
+    const int p = g.a_k_contiguous ? e % Chunk : e / Rows;
+    const std::int64_t row = row0 + i, k = k0 + p;
+    float v = 0.0f;
+    if (row < g.m && k < k_end) v = element::value(__ldg(a + (g.a_k_contiguous ? row * g.lda + k : k * g.lda + row)));
+    a_s[KMajor ? p * Rows + i : i * Chunk + p] = v;
+  }
+}
+
+/// `acc[i][v] += a[i] * b[v]` for the Rows values of A at `a` (16-byte aligned when Rows
+/// is a multiple of 4: one broadcast float4 read per 4 rows).
+template <int Rows>
+__device__ __forceinline__ void accumulate_row(const float* __restrict__ a, const float (&b)[4],
+                                               float (&acc)[Rows][4]) {
+  float a_r[Rows];
+  if constexpr (Rows % 4 == 0) {
+#pragma unroll
+    for (int i = 0; i < Rows; i += 4) {
+      const float4 v = *reinterpret_cast<const float4*>(a + i);
+      a_r[i] = v.x, a_r[i + 1] = v.y, a_r[i + 2] = v.z, a_r[i + 3] = v.w;
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < Rows; ++i) a_r[i] = a[i];
+  }
+#pragma unroll
+  for (int i = 0; i < Rows; ++i) {
+#pragma unroll
+    for (int v = 0; v < 4; ++v) acc[i][v] = fmaf(a_r[i], b[v], acc[i][v]);
+  }
+}
+
+/// Column `v` (0..3) of a lane's 4: adjacent columns for vector loads, every 32nd for scalar ones.
+template <bool Vector>
+__device__ __forceinline__ int lane_element(int lane, int v) {
+  return Vector ? 4 * lane + v : lane + 32 * v;
+}
+
+/// Elements `start + lane_element(lane, v)` of a run of B at `run` (contiguous), those
+/// below `limit` (a run's length or the K slice's end), zeros past it: one vector load
+/// when all four are inside, else scalars. Issued together by the caller's unrolled loop.
+template <class In, bool Vector>
+__device__ __forceinline__ typename skinny_element<In>::raw4 load_four(const typename skinny_element<In>::raw* run,
+                                                                       std::int64_t start, std::int64_t limit,
+                                                                       int lane) {
+  using element = skinny_element<In>;
+  if constexpr (Vector) {
+    if (start + 4 * lane + 3 < limit)
+      return __ldcs(reinterpret_cast<const typename element::raw4*>(run + start + 4 * lane));
+  }
+  typename element::raw r[4];
+#pragma unroll
+  for (int v = 0; v < 4; ++v) {
+    const std::int64_t e = start + lane_element<Vector>(lane, v);
+    r[v] = e < limit ? __ldcs(run + e) : typename element::raw{0};
+  }
+  return element::pack(r);
+}
+
+/// Writes the thread's result for C(row, col) of the skinny problem (rows and columns
+/// past m and n are skipped): `alpha * acc + beta * C`, C not read when beta == 0.
+template <class In>
+__device__ __forceinline__ void store_result(const skinny_args<In>& g, std::int64_t row, std::int64_t col, float acc) {
+  if (row >= g.m || col >= g.n) return;
+  float* c = g.c + std::int64_t{blockIdx.y} * g.slice_stride + row * g.c_row_stride + col * g.c_col_stride;
+  *c = blend(g.alpha, acc, g.beta, c);
+}
+
+/// The K slice of this block: [begin, end), empty when the slice starts past K.
+template <class In>
+__device__ __forceinline__ void k_slice(const skinny_args<In>& g, std::int64_t& begin, std::int64_t& end) {
+  begin = std::int64_t{blockIdx.y} * g.k_per_split;
+  end = begin + g.k_per_split < g.k ? begin + g.k_per_split : g.k;
+}
+
+}  // namespace detail
+
+/// The skinny kernel for a B contiguous along n (B(p, j) = b[p * ldb + j]). Block (x, y, z):
+/// columns [x * 128, +128), K slice y, rows [z * Rows, +Rows). `Vector`: 16-byte (fp32) or
+/// 8-byte (16-bit) loads of B, which the launch proved aligned.
+template <class In, int Rows, bool Vector>
+__global__ void __launch_bounds__(skinny_policy::along_n_threads, skinny_policy::along_n_blocks_per_sm)
+    skinny_along_n_kernel(detail::skinny_args<In> g) {
+  using element = detail::skinny_element<In>;
+  constexpr int threads = skinny_policy::along_n_threads, warps = threads / 32;
+  constexpr int chunk = skinny_policy::chunk_k, columns = skinny_policy::along_n_columns;
+  constexpr int rows_per_warp = chunk / warps;
+  constexpr int unroll = Rows >= 16 ? 4 : 8;  // B rows in flight per lane, within 128 registers
+  static_assert(rows_per_warp % unroll == 0 && columns == 32 * 4, "a warp's rows in whole rounds; 4 columns a lane");
+  constexpr int smem_floats = Rows * chunk > (warps - 1) * Rows * columns ? Rows * chunk : (warps - 1) * Rows * columns;
+  __shared__ __align__(16) float smem[smem_floats];  // A's chunk, a_s[p * Rows + i]; then the warps' partial sums
+
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const std::int64_t row0 = std::int64_t{blockIdx.z} * Rows;
+  const std::int64_t col0 = std::int64_t{blockIdx.x} * columns;
+  std::int64_t k_begin = 0, k_end = 0;
+  detail::k_slice(g, k_begin, k_end);
+  const auto* b = reinterpret_cast<const typename element::raw*>(g.b);
+
+  float acc[Rows][4];
+#pragma unroll
+  for (int i = 0; i < Rows; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.0f;
+
+  for (std::int64_t k0 = k_begin; k0 < k_end; k0 += chunk) {
+    __syncthreads();  // the previous chunk of A is read by every warp
+    detail::stage_a<In, Rows, chunk, threads, true>(g, row0, k0, k_end, smem);
+    __syncthreads();
+    const int p_begin = warp * rows_per_warp;
+    const int p_end = static_cast<int>(k_end - k0 < p_begin + rows_per_warp ? k_end - k0 : p_begin + rows_per_warp);
+    for (int p = p_begin; p < p_end; p += unroll) {
+      typename element::raw4 r[unroll];
+#pragma unroll
+      for (int u = 0; u < unroll; ++u) {  // all loads first: unroll rows of B in flight
+        r[u] = p + u < p_end ? detail::load_four<In, Vector>(b + (k0 + p + u) * g.ldb, col0, g.n, lane)
+                             : typename element::raw4{};
+      }
+#pragma unroll
+      for (int u = 0; u < unroll; ++u) {
+        if (p + u < p_end) {
+          float bv[4];
+          element::unpack(r[u], bv);
+          detail::accumulate_row<Rows>(smem + (p + u) * Rows, bv, acc);
+        }
+      }
+    }
+  }
+
+  // The warps' partial sums, added in warp order (deterministic) by warp 0.
+  __syncthreads();  // A's last chunk is read by every warp before the space is reused
+  if (warp > 0) {
+#pragma unroll
+    for (int i = 0; i < Rows; ++i) {
+#pragma unroll
+      for (int v = 0; v < 4; ++v)
+        smem[((warp - 1) * Rows + i) * columns + detail::lane_element<Vector>(lane, v)] = acc[i][v];
+    }
+  }
+  __syncthreads();
+  if (warp == 0) {
+#pragma unroll
+    for (int i = 0; i < Rows; ++i) {
+#pragma unroll
+      for (int v = 0; v < 4; ++v) {
+        float sum = acc[i][v];
+        for (int w = 0; w < warps - 1; ++w)
+          sum += smem[(w * Rows + i) * columns + detail::lane_element<Vector>(lane, v)];
+        detail::store_result(g, row0 + i, col0 + detail::lane_element<Vector>(lane, v), sum);
+      }
+    }
+  }
+}
+
+/// The skinny kernel for a B contiguous along k (B(p, j) = b[j * ldb + p]). Block (x, y, z):
+/// columns [x * 32, +32) (4 per warp), K slice y, rows [z * Rows, +Rows). `Vector` as
+/// `skinny_along_n_kernel`.
+template <class In, int Rows, bool Vector>
+__global__ void __launch_bounds__(skinny_policy::along_k_threads, skinny_policy::along_k_blocks_per_sm)
+    skinny_along_k_kernel(detail::skinny_args<In> g) {
+  using element = detail::skinny_element<In>;
+  constexpr int threads = skinny_policy::along_k_threads, warps = threads / 32;
+  constexpr int chunk = skinny_policy::chunk_k, cols = skinny_policy::along_k_warp_columns;
+  constexpr int step = 32 * 4;                         // k per warp per step: 4 a lane
+  constexpr int steps_in_flight = Rows >= 16 ? 1 : 2;  // within 128 registers
+  static_assert(chunk % (step * steps_in_flight) == 0, "a chunk in whole rounds");
+  __shared__ __align__(16) float a_s[Rows * chunk];  // a_s[i * chunk + p]
+
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const std::int64_t row0 = std::int64_t{blockIdx.z} * Rows;
+  const std::int64_t col0 = std::int64_t{blockIdx.x} * (warps * cols) + warp * cols;
+  std::int64_t k_begin = 0, k_end = 0;
+  detail::k_slice(g, k_begin, k_end);
+  const auto* b = reinterpret_cast<const typename element::raw*>(g.b);
+
+  float acc[Rows][cols];
+#pragma unroll
+  for (int i = 0; i < Rows; ++i) {
+#pragma unroll
+    for (int c = 0; c < cols; ++c) acc[i][c] = 0.0f;
+  }
+
+  for (std::int64_t k0 = k_begin; k0 < k_end; k0 += chunk) {
+    __syncthreads();  // the previous chunk of A is read by every warp
+    detail::stage_a<In, Rows, chunk, threads, false>(g, row0, k0, k_end, a_s);
+    __syncthreads();
+    const int kc = static_cast<int>(k_end - k0 < chunk ? k_end - k0 : chunk);
+    for (int s0 = 0; s0 < kc; s0 += step * steps_in_flight) {
+      typename element::raw4 r[steps_in_flight][cols];
+#pragma unroll
+      for (int t = 0; t < steps_in_flight; ++t) {  // all loads first
+#pragma unroll
+        for (int c = 0; c < cols; ++c) {
+          r[t][c] = col0 + c < g.n ? detail::load_four<In, Vector>(b + (col0 + c) * g.ldb + k0, s0 + t * step, kc, lane)
+                                   : typename element::raw4{};
+        }
+      }
+#pragma unroll
+      for (int t = 0; t < steps_in_flight; ++t) {
+        float bv[cols][4];
+#pragma unroll
+        for (int c = 0; c < cols; ++c) element::unpack(r[t][c], bv[c]);
+        const int p = s0 + t * step;  // past kc: zeros in a_s and in bv
+#pragma unroll
+        for (int i = 0; i < Rows; ++i) {
+          float a_r[4];
+          if constexpr (Vector) {
+            const float4 v = *reinterpret_cast<const float4*>(a_s + i * chunk + p + 4 * lane);
+            a_r[0] = v.x, a_r[1] = v.y, a_r[2] = v.z, a_r[3] = v.w;
+          } else {
+#pragma unroll
+            for (int v = 0; v < 4; ++v) a_r[v] = a_s[i * chunk + p + detail::lane_element<false>(lane, v)];
+          }
+#pragma unroll
+          for (int c = 0; c < cols; ++c) {
+#pragma unroll
+            for (int v = 0; v < 4; ++v) acc[i][c] = fmaf(a_r[v], bv[c][v], acc[i][c]);
+          }
+        }
+      }
+    }
+  }
+
+  // The lanes' partial sums: a fixed shuffle tree per result (deterministic), in lane 0.
+  const warp_reduce<float> lanes{};
+#pragma unroll
+  for (int i = 0; i < Rows; ++i) {
+#pragma unroll
+    for (int c = 0; c < cols; ++c) {
+      const float sum = lanes.sum(acc[i][c]);
+      if (lane == 0) detail::store_result(g, row0 + i, col0 + c, sum);
+    }
+  }
+}
+
+/// The plan of the skinny rung for `p` on `sm_count` SMs: rows per pass (`block_m`: 1,
+/// half or all of `skinny_max_rows<In>`), columns per block (`block_n`), the K chunk
+/// (`block_k`) and split-K (`plan_split_k` while the blocks are fewer than the resident
+/// slots, slices at least `skinny_policy::min_k_per_split` deep, at most 16; `requested`
+/// as `split_k_options::split_k`).
+template <class In>
+[[nodiscard]] gemm_plan skinny_plan(const gemm_problem<In, float>& p, int requested, int sm_count) {
+  const detail::skinny_args<In> g = detail::skinny_orient(p);
+  const bool along_n = g.b_n_contiguous;
+  gemm_plan plan;
+  plan.rung = gemm_rung::skinny;
+  plan.block_m = detail::skinny_row_bucket<In>(g.m);
+  plan.block_n = along_n ? skinny_policy::along_n_columns
+                         : skinny_policy::along_k_threads / 32 * skinny_policy::along_k_warp_columns;
+  plan.block_k = skinny_policy::chunk_k;
+  plan.blocks_per_sm = along_n ? skinny_policy::along_n_blocks_per_sm : skinny_policy::along_k_blocks_per_sm;
+  const std::int64_t tiles = ceil_div<std::int64_t>(std::max<std::int64_t>(g.n, 1), plan.block_n) *
+                             ceil_div<std::int64_t>(std::max<std::int64_t>(g.m, 1), plan.block_m);
+  // Memory-bound: split while the blocks cannot fill every resident slot (not only every
+  // SM, as the compute-bound rungs do), so that each SM keeps its loads in flight.
+  const int slots = sm_count * plan.blocks_per_sm;
+  detail::record_split(
+      plan, plan_split_k(tiles, slots, slots, p.k, plan.block_k, requested, skinny_policy::min_k_per_split), p);
+  if (g.m > skinny_max_rows<In>) {
+    plan.why = "skinny kernel named for a shape that is not skinny: B read once per block_m rows";
+  } else if (p.m <= p.n) {
+    plan.why =
+        along_n ? "small M: memory-bound, B streamed once along N" : "small M: memory-bound, B streamed once along K";
+  } else {
+    plan.why = along_n ? "small N, solved as C^T = B^T A^T: memory-bound, A streamed once along M"
+                       : "small N, solved as C^T = B^T A^T: memory-bound, A streamed once along K";
+  }
+  return plan;
+}
+
+/// Enqueues the skinny kernel for `p` as `plan` (from `skinny_plan`) says, on `s`
+/// (asynchronous). `p` must already be valid (as `foundry::gemm` checks it); an empty
+/// C launches nothing; K = 0 gives C = beta * C; C is not read when beta == 0. Vector
+/// loads of the large operand when its pointer is aligned to 4 elements and its leading
+/// dimension a multiple of 4; otherwise scalar loads. Split-K as `detail::split_k_output`
+/// (`workspace` empty: allocated on `s`). Throws `std::invalid_argument` if `plan` is not
+/// a skinny plan for `p`, the grid is too large or a caller workspace too small,
+/// `cuda_error` if an allocation or a launch fails.
+template <class In>
+void launch_skinny(const gemm_plan& plan, const gemm_problem<In, float>& p, cuda::std::span<float> workspace,
+                   cuda::stream_ref s) {
+  if (p.m == 0 || p.n == 0) return;
+  FOUNDRY_EXPECTS(plan.rung == gemm_rung::skinny && plan.split_k >= 1 &&
+                      (plan.split_k == 1 ||
+                       (plan.k_per_split % skinny_policy::chunk_k == 0 && plan.k_per_split * plan.split_k >= p.k)),
+                  "launch_skinny: the plan (" + plan.describe() + ") is not a skinny plan for this problem");
+  const detail::split_k_output<In> out(p, plan.split_k, workspace, s);
+  detail::skinny_args<In> g = detail::skinny_orient(out.problem());
+  g.k_per_split = plan.split_k > 1 ? plan.k_per_split : std::max<std::int64_t>(p.k, 1);
+  g.slice_stride = out.slice_stride();
+
+  const bool along_n = g.b_n_contiguous;
+  const int rows = detail::skinny_row_bucket<In>(g.m);
+  const int columns = along_n ? skinny_policy::along_n_columns
+                              : skinny_policy::along_k_threads / 32 * skinny_policy::along_k_warp_columns;
+  const std::int64_t blocks_n = ceil_div<std::int64_t>(g.n, columns);
+  const std::int64_t row_groups = ceil_div<std::int64_t>(g.m, rows);
+  FOUNDRY_EXPECTS(blocks_n <= max_grid_x && row_groups <= max_grid_yz,
+                  "GEMM too large for the skinny kernel's grid: " + std::to_string(blocks_n) + " column tiles, " +
+                      std::to_string(row_groups) + " row groups");
+  launch_config config;
+  config.block = dim3(along_n ? skinny_policy::along_n_threads : skinny_policy::along_k_threads, 1, 1);
+  config.grid =
+      dim3(static_cast<unsigned>(blocks_n), static_cast<unsigned>(plan.split_k), static_cast<unsigned>(row_groups));
+
+  // One of twelve instantiations: [along n][vector][row bucket 1, half, all].
+  using kernel_type = void (*)(detail::skinny_args<In>);
+  constexpr int half = skinny_max_rows<In> / 2, all = skinny_max_rows<In>;
+  constexpr kernel_type kernels[2][2][3] = {
+      {{skinny_along_k_kernel<In, 1, false>, skinny_along_k_kernel<In, half, false>,
+        skinny_along_k_kernel<In, all, false>},
+       {skinny_along_k_kernel<In, 1, true>, skinny_along_k_kernel<In, half, true>,
+        skinny_along_k_kernel<In, all, true>}},
+      {{skinny_along_n_kernel<In, 1, false>, skinny_along_n_kernel<In, half, false>,
+        skinny_along_n_kernel<In, all, false>},
+       {skinny_along_n_kernel<In, 1, true>, skinny_along_n_kernel<In, half, true>,
+        skinny_along_n_kernel<In, all, true>}}};
+  const bool vector = is_aligned(g.b, 4 * sizeof(In)) && g.ldb % 4 == 0;
+  const int bucket = rows == 1 ? 0 : rows == half ? 1 : 2;
+  launch(s, config, kernels[along_n][vector][bucket], g);
+  out.reduce(s);
+}
+
+}  // namespace foundry::gemm_kernels

@@ -1,0 +1,390 @@
+// The skinny rung (gemm/gemm_skinny.cuh): vector and skinny products, M or N small, for fp32,
+// fp16 and bf16 inputs, against a double-accumulated CPU reference; and, on the host, the
+// plan's choice of it for named shapes.
+//
+// Tolerance, the same for the three input types: the reference uses the very values the
+// kernel reads (16-bit inputs rounded once, on the host), and the product of two of them is
+// exact in fp32 (24 bits hold 11 x 11 or 8 x 8 significant bits; fmaf does not round an fp32
+// product), so the only error is the fp32 accumulation: at most gamma(K + 4) * (|alpha| *
+// sum_p |A(i, p) B(p, j)| + |beta| |C(i, j)|) (foundry::test::float_sum_tolerance), K terms
+// plus the split-K sum, alpha, beta and the final rounding. One term of K missing or wrong
+// is ~ 1/4 on these uniform [-1, 1] inputs, against a bound of ~ 2.4e-4 at K = 4097.
+//
+// The kernels are reached through gemm_kernels::launch_skinny with the plan of
+// make_gemm_plan(p, gemm_rung::skinny, ...), so this binary instantiates only the skinny
+// kernels; foundry::gemm's dispatch to them is asserted on the host, and test_gemm_fp32.cu's
+// small shapes run them through foundry::gemm.
+#include <catch2/catch.hpp>
+
+#include <foundry/gemm/gemm.cuh>
+#include <foundry/runtime/device.cuh>
+#include <foundry/runtime/stream.cuh>
+#include <support/test_support.cuh>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+using foundry::gemm_rung;
+using foundry::matrix_layout;
+using foundry::matrix_op;
+using foundry::matrix_view;
+namespace gk = foundry::gemm_kernels;
+
+namespace {
+
+template <class T>
+T from_float_any(float x) {
+  if constexpr (std::is_same_v<T, float>) {
+    return x;
+  } else {
+    return foundry::test::from_float<T>(x);
+  }
+}
+
+// A stored matrix on the host, `offset` elements into its buffer (1: misaligned for any vector
+// load), with the leading dimension its contiguous extent plus `pad`.
+template <class T>
+struct host_matrix {
+  std::int64_t rows = 0, cols = 0, ld = 0, offset = 0;
+  matrix_layout layout = matrix_layout::row_major;
+  std::vector<T> data;
+
+  [[nodiscard]] std::int64_t index(std::int64_t i, std::int64_t j) const {
+    return offset + (layout == matrix_layout::row_major ? i * ld + j : j * ld + i);
+  }
+};
+
+template <class T>
+host_matrix<T> make_matrix(std::int64_t rows, std::int64_t cols, matrix_layout layout, int pad, int offset,
+                           std::uint64_t seed_id) {
+  host_matrix<T> x;
+  x.rows = rows, x.cols = cols, x.layout = layout, x.offset = offset;
+  const bool row_major = layout == matrix_layout::row_major;
+  x.ld = (row_major ? cols : rows) + pad;
+  const std::int64_t outer = row_major ? rows : cols;
+  const auto values =
+      foundry::test::random_vector<float>(static_cast<std::size_t>(offset + outer * x.ld + 1), -1.0f, 1.0f, seed_id);
+  x.data.resize(values.size());
+  for (std::size_t e = 0; e < values.size(); ++e) x.data[e] = from_float_any<T>(values[e]);
+  return x;
+}
+
+// One problem: op(A) is m × k, op(B) k × n, C m × n inside a larger buffer.
+struct skinny_case {
+  std::int64_t m = 1, n = 1, k = 1;
+  matrix_layout la = matrix_layout::row_major, lb = matrix_layout::row_major, lc = matrix_layout::row_major;
+  matrix_op oa = matrix_op::none, ob = matrix_op::none;
+  int pad_a = 0, pad_b = 0, pad_c = 0;
+  int offset = 0;  // elements each base pointer is moved by (1: misaligned)
+  float alpha = 1.0f, beta = 0.0f;
+  int split_k = 0;  // 0: the plan's automatic choice
+};
+
+std::string describe(const skinny_case& c) {
+  auto l = [](matrix_layout x) { return x == matrix_layout::row_major ? "R" : "C"; };
+  auto o = [](matrix_op x) { return x == matrix_op::none ? "N" : "T"; };
+  return std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) + " A" + l(c.la) + o(c.oa) + " B" +
+         l(c.lb) + o(c.ob) + " C" + l(c.lc) + " pads " + std::to_string(c.pad_a) + std::to_string(c.pad_b) +
+         std::to_string(c.pad_c) + " offset " + std::to_string(c.offset) + " alpha " + std::to_string(c.alpha) +
+         " beta " + std::to_string(c.beta) + " split " + std::to_string(c.split_k);
+}
+
+// Layouts and transposes number 32: bit 0 A's layout, 1 A's op, 2 B's layout, 3 B's op, 4 C's layout.
+skinny_case with_layouts(skinny_case c, int combo) {
+  c.la = combo & 1 ? matrix_layout::col_major : matrix_layout::row_major;
+  c.oa = combo & 2 ? matrix_op::transpose : matrix_op::none;
+  c.lb = combo & 4 ? matrix_layout::col_major : matrix_layout::row_major;
+  c.ob = combo & 8 ? matrix_op::transpose : matrix_op::none;
+  c.lc = combo & 16 ? matrix_layout::col_major : matrix_layout::row_major;
+  return c;
+}
+
+// Runs `c` through launch_skinny and checks every element of C against the reference, and
+// that every element of C's buffer outside its view kept its bits (NaN poison when beta == 0).
+template <class T>
+void check_skinny(const skinny_case& c, cuda::std::span<float> workspace = {}) {
+  INFO(describe(c));
+  foundry::stream s;
+  const bool a_none = c.oa == matrix_op::none, b_none = c.ob == matrix_op::none;
+  const auto a = make_matrix<T>(a_none ? c.m : c.k, a_none ? c.k : c.m, c.la, c.pad_a, c.offset, 1);
+  const auto b = make_matrix<T>(b_none ? c.k : c.n, b_none ? c.n : c.k, c.lb, c.pad_b, c.offset, 2);
+  auto c_host = make_matrix<float>(c.m, c.n, c.lc, c.pad_c, c.offset, 3);
+  c_host.data.resize(c_host.data.size() + 7);  // trailing guard
+  if (c.beta == 0.0f) std::fill(c_host.data.begin(), c_host.data.end(), foundry::test::poison_value<float>());
+  for (std::size_t e = c_host.data.size() - 7; e < c_host.data.size(); ++e) c_host.data[e] = 1234.5f;
+  const std::vector<float> c_before = c_host.data;
+
+  const auto d_a = foundry::test::to_device(a.data, s);
+  const auto d_b = foundry::test::to_device(b.data, s);
+  auto d_c = foundry::test::to_device(c_host.data, s);
+  const matrix_view<const T> va{d_a.data() + a.offset, a.rows, a.cols, a.ld, a.layout};
+  const matrix_view<const T> vb{d_b.data() + b.offset, b.rows, b.cols, b.ld, b.layout};
+  const matrix_view<float> vc{d_c.data() + c_host.offset, c.m, c.n, c_host.ld, c.lc};
+  const auto p = foundry::make_gemm_problem<T, float>(c.alpha, va, c.oa, vb, c.ob, c.beta, vc);
+  const foundry::gemm_plan plan =
+      foundry::make_gemm_plan(p, gemm_rung::skinny, foundry::get_device_properties().sm_count, c.split_k);
+  INFO(plan.describe());
+  REQUIRE(plan.rung == gemm_rung::skinny);
+  gk::launch_skinny<T>(plan, p, workspace, s);
+  const std::vector<float> got = foundry::test::to_host(d_c, s);
+
+  std::vector<char> in_view(got.size(), 0);
+  int bad = 0;
+  for (std::int64_t i = 0; i < c.m; ++i) {
+    for (std::int64_t j = 0; j < c.n; ++j) {
+      double sum = 0.0, sum_abs = 0.0;
+      for (std::int64_t q = 0; q < c.k; ++q) {
+        const double x = foundry::test::as_double(a.data[a_none ? a.index(i, q) : a.index(q, i)]);
+        const double y = foundry::test::as_double(b.data[b_none ? b.index(q, j) : b.index(j, q)]);
+        sum += x * y;
+        sum_abs += std::fabs(x * y);
+      }
+      const auto e = static_cast<std::size_t>(c_host.index(i, j));
+      in_view[e] = 1;
+      const double old = c.beta == 0.0f ? 0.0 : c_before[e];
+      const double ref = c.alpha * sum + c.beta * old;
+      const double bound = std::fabs(c.alpha) * sum_abs + std::fabs(c.beta) * std::fabs(old);
+      const double tolerance = foundry::test::float_sum_tolerance(static_cast<std::size_t>(c.k) + 4, bound);
+      if (!(std::fabs(got[e] - ref) <= tolerance) && bad++ < 5) {
+        FAIL_CHECK("C(" << i << ", " << j << ") = " << got[e] << ", reference " << ref << " +- " << tolerance);
+      }
+    }
+  }
+  for (std::size_t e = 0; e < got.size(); ++e) {
+    if (!in_view[e] && std::memcmp(&got[e], &c_before[e], sizeof(float)) != 0 && bad++ < 5) {
+      FAIL_CHECK("element " << e << " of C's buffer, outside its view, was written: " << got[e]);
+    }
+  }
+  CHECK(bad == 0);
+}
+
+// The shapes of the issue: M in {1, 2, 3, 16} with N large, N in {1, 5} with M large, each K.
+// The layouts, pads, misalignment, alpha and beta turn with the shape's index, so that every
+// pad and both alignments meet each kernel.
+template <class T>
+void check_named_shapes(const std::vector<std::int64_t>& ks) {
+  constexpr std::int64_t large = 257;  // 2^8 + 1: two full column tiles of 128 and a ragged one
+  struct mn {
+    std::int64_t m, n;
+  };
+  const mn shapes[] = {{1, large}, {2, large}, {3, large}, {16, large}, {large, 1}, {large, 5}};
+  int index = 0;
+  for (const std::int64_t k : ks) {
+    for (const mn& shape : shapes) {
+      skinny_case c;
+      c.m = shape.m, c.n = shape.n, c.k = k;
+      c = with_layouts(c, (index * 5) % 32);
+      c.pad_a = index % 8, c.pad_b = (index + 3) % 8, c.pad_c = (index + 5) % 8;
+      c.offset = (index / 2) % 2;
+      c.alpha = index % 3 == 0 ? 1.0f : -0.75f;
+      c.beta = index % 2 == 0 ? 0.0f : 0.5f;
+      check_skinny<T>(c);
+      ++index;
+    }
+  }
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("skinny rung matches the reference for small M or N with K in {1, 31, 33}", "[gpu]", float, __half,
+                   __nv_bfloat16) {
+  check_named_shapes<TestType>({1, 31, 33});
+}
+
+TEMPLATE_TEST_CASE("skinny rung matches the reference for small M or N with K = 4097 (split K)", "[gpu][large]", float,
+                   __half, __nv_bfloat16) {
+  check_named_shapes<TestType>({4097});
+}
+
+TEMPLATE_TEST_CASE("skinny rung matches the reference in every layout and transpose, pads 0..7, misaligned bases",
+                   "[gpu][racecheck_slow]", float, __half, __nv_bfloat16) {
+  // Small M (B streamed along n or along k, by B's layout) and small N (solved as C^T = B^T A^T).
+  for (int combo = 0; combo < 32; ++combo) {
+    for (const auto& [m, n] : {std::pair<std::int64_t, std::int64_t>{3, 133}, {133, 5}}) {
+      skinny_case c;
+      c.m = m, c.n = n, c.k = 37;
+      c = with_layouts(c, combo);
+      c.pad_a = combo % 8, c.pad_b = (combo + 3) % 8, c.pad_c = (combo + 6) % 8;
+      c.offset = (combo / 8) % 2;
+      c.alpha = 1.25f;
+      c.beta = combo % 2 == 0 ? 0.0f : -0.5f;
+      check_skinny<TestType>(c);
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("skinny rung takes vector loads at aligned leading dimensions and matches the reference",
+                   "[gpu][racecheck_slow]", float, __half, __nv_bfloat16) {
+  // Leading dimensions multiples of 4 elements and 256-byte aligned buffers: the vector path,
+  // with ragged ends in n (262) and in k (1030, past two K chunks of 512).
+  for (int combo = 0; combo < 32; ++combo) {
+    for (const auto& [m, n] : {std::pair<std::int64_t, std::int64_t>{7, 262}, {262, 4}}) {
+      skinny_case c;
+      c.m = m, c.n = n, c.k = 1030;
+      c = with_layouts(c, combo);
+      auto aligning_pad = [](std::int64_t contiguous) { return static_cast<int>((4 - contiguous % 4) % 4); };
+      const bool a_k = (c.la == matrix_layout::row_major) == (c.oa == matrix_op::none);
+      const bool b_n = (c.lb == matrix_layout::row_major) == (c.ob == matrix_op::none);
+      c.pad_a = aligning_pad(a_k ? c.k : c.m);
+      c.pad_b = aligning_pad(b_n ? c.n : c.k);
+      c.beta = combo % 2 == 0 ? 0.0f : 2.0f;
+      check_skinny<TestType>(c);
+    }
+  }
+}
+
+TEST_CASE("skinny rung with explicit split-K counts and a caller workspace matches the reference", "[gpu]") {
+  foundry::stream s;
+  for (const int splits : {1, 2, 3}) {
+    for (const int combo : {0, 4, 16, 21}) {
+      skinny_case c;
+      c.m = 5, c.n = 70, c.k = 1500;  // 3 chunks of 512: up to 3 slices
+      c = with_layouts(c, combo);
+      c.split_k = splits;
+      c.beta = 0.25f;
+      foundry::device_buffer<float> workspace(static_cast<std::size_t>(splits * c.m * c.n), s);
+      s.synchronize();  // allocated on s, used on check_skinny's own stream
+      check_skinny<float>(c, workspace.span());
+      check_skinny<__nv_bfloat16>(c);
+    }
+  }
+}
+
+TEST_CASE("skinny rung rejects a caller workspace that is too small", "[gpu]") {
+  foundry::stream s;
+  const auto d_a = foundry::device_buffer<float>(4 * 2048, s);
+  const auto d_b = foundry::device_buffer<float>(2048 * 64, s);
+  auto d_c = foundry::device_buffer<float>(4 * 64, s);
+  const auto p =
+      foundry::make_gemm_problem<float, float>(1.0f, matrix_view<const float>{d_a.data(), 4, 2048, 2048},
+                                               matrix_op::none, matrix_view<const float>{d_b.data(), 2048, 64, 64},
+                                               matrix_op::none, 0.0f, matrix_view<float>{d_c.data(), 4, 64, 64});
+  const foundry::gemm_plan plan = foundry::make_gemm_plan(p, gemm_rung::skinny, 132, 2);
+  REQUIRE(plan.split_k == 2);
+  foundry::device_buffer<float> small(4 * 64, s);  // one slice's worth, two needed
+  CHECK_THROWS_AS(gk::launch_skinny<float>(plan, p, small.span(), s), std::invalid_argument);
+  CHECK_THROWS_AS(gk::launch_skinny<float>(foundry::make_gemm_plan(p, gemm_rung::naive, 132), p, {}, s),
+                  std::invalid_argument);
+  s.synchronize();
+}
+
+TEST_CASE("skinny rung named for more rows than it holds covers them in row groups", "[gpu]") {
+  skinny_case c;
+  c.m = 37, c.n = 70, c.k = 45;  // fp32: 3 groups of 16
+  for (const int combo : {0, 5, 10, 31}) {
+    check_skinny<float>(with_layouts(c, combo));
+    check_skinny<__half>(with_layouts(c, combo));  // 5 groups of 8
+  }
+  c.m = 16, c.n = 300, c.k = 200;  // bf16: 2 groups of 8
+  check_skinny<__nv_bfloat16>(c);
+}
+
+TEST_CASE("skinny rung with K = 0 sets C to beta * C and reads no C when beta = 0", "[gpu]") {
+  for (const float beta : {0.0f, 0.5f}) {
+    foundry::stream s;
+    auto c_host = foundry::test::random_vector<float>(3 * 40, -1.0f, 1.0f, 4);
+    if (beta == 0.0f) std::fill(c_host.begin(), c_host.end(), foundry::test::poison_value<float>());
+    auto d_c = foundry::test::to_device(c_host, s);
+    const auto p = foundry::make_gemm_problem<float, float>(
+        2.0f, matrix_view<const float>{nullptr, 3, 0, 1}, matrix_op::none, matrix_view<const float>{nullptr, 0, 40, 40},
+        matrix_op::none, beta, matrix_view<float>{d_c.data(), 3, 40, 40});
+    gk::launch_skinny<float>(foundry::make_gemm_plan(p, gemm_rung::skinny, 132), p, {}, s);
+    const auto got = foundry::test::to_host(d_c, s);
+    for (std::size_t e = 0; e < got.size(); ++e) CHECK(got[e] == (beta == 0.0f ? 0.0f : beta * c_host[e]));
+  }
+}
+
+namespace {
+
+template <class In>
+foundry::gemm_problem<In, float> plan_problem(std::int64_t m, std::int64_t n, std::int64_t k, bool a_k = true,
+                                              bool b_n = true) {
+  foundry::gemm_problem<In, float> p;
+  p.m = m, p.n = n, p.k = k;
+  p.a = reinterpret_cast<const In*>(std::uintptr_t{4096});
+  p.lda = a_k ? k : m;
+  p.a_k_contiguous = a_k;
+  p.b = reinterpret_cast<const In*>(std::uintptr_t{8192});
+  p.ldb = b_n ? n : k;
+  p.b_n_contiguous = b_n;
+  p.c = reinterpret_cast<float*>(std::uintptr_t{16384});
+  p.ldc = n;
+  return p;
+}
+
+foundry::device_properties hopper() {
+  foundry::device_properties d;
+  d.compute_capability_major = 9;
+  d.compute_capability_minor = 0;
+  d.sm_count = 132;
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("make_gemm_plan takes the skinny rung for vector and skinny products only", "[gemm][plan]") {
+  const foundry::device_properties h200 = hopper();
+  for (const std::int64_t small : {1, 2, 8, 16}) {
+    CHECK(foundry::make_gemm_plan(plan_problem<float>(small, 16384, 16384), h200).rung == gemm_rung::skinny);
+    CHECK(foundry::make_gemm_plan(plan_problem<float>(16384, small, 16384), h200).rung == gemm_rung::skinny);
+  }
+  for (const std::int64_t small : {1, 5, 8}) {
+    CHECK(foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(small, 16384, 16384), h200).rung == gemm_rung::skinny);
+    CHECK(foundry::make_gemm_plan(plan_problem<__half>(16384, small, 4097, false, false), h200).rung ==
+          gemm_rung::skinny);
+  }
+  // Past the threshold, square shapes, and K = 0 keep their rungs.
+  CHECK(foundry::make_gemm_plan(plan_problem<float>(17, 16384, 16384), h200).rung == gemm_rung::register_blocked);
+  CHECK(foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(16, 16384, 16384), h200).rung != gemm_rung::skinny);
+  CHECK(foundry::make_gemm_plan(plan_problem<float>(4096, 4096, 4096), h200).rung == gemm_rung::register_blocked);
+  CHECK(foundry::make_gemm_plan(plan_problem<__half>(1024, 1024, 8192), h200).rung != gemm_rung::skinny);
+  CHECK(foundry::make_gemm_plan(plan_problem<float>(1, 16384, 0), h200).rung == gemm_rung::naive);
+  STATIC_REQUIRE(gk::skinny_max_rows<float> == 16);
+  STATIC_REQUIRE(gk::skinny_max_rows<__nv_bfloat16> == 8);
+}
+
+TEST_CASE("the skinny plan names its tile, split and orientation", "[gemm][plan]") {
+  const foundry::device_properties h200 = hopper();
+  // A row vector times a row-major B: along n, 128 tiles of 128 columns for 132 SMs: K in 4.
+  const foundry::gemm_plan row = foundry::make_gemm_plan(plan_problem<float>(1, 16384, 16384), h200);
+  CHECK((row.block_m == 1 && row.block_n == 128 && row.block_k == 512 && row.blocks_per_sm == 4));
+  CHECK((row.split_k == 4 && row.k_per_split == 4096 && row.workspace_bytes == 4u * 16384u * sizeof(float)));
+  CHECK(row.describe().rfind("skinny 1x128x512, 1 stage, 4 block/SM, split-K 4 x 4096 (", 0) == 0);
+  CHECK(std::string(row.why).find("small M") != std::string::npos);
+  // 256 tiles: more than the SMs, fewer than the 528 resident slots: still split, in 2.
+  CHECK(foundry::make_gemm_plan(plan_problem<float>(1, 32768, 16384), h200).split_k == 2);
+  // A row-major matrix times a column vector: solved as C^T, along k, 512 tiles: no split.
+  const foundry::gemm_plan column = foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(16384, 1, 16384), h200);
+  CHECK((column.block_m == 1 && column.block_n == 32 && column.blocks_per_sm == 2 && column.split_k == 1));
+  CHECK(std::string(column.why).find("small N") != std::string::npos);
+  // Row buckets: 1, half, all of skinny_max_rows.
+  CHECK(foundry::make_gemm_plan(plan_problem<float>(3, 4096, 4096), h200).block_m == 8);
+  CHECK(foundry::make_gemm_plan(plan_problem<float>(9, 4096, 4096), h200).block_m == 16);
+  CHECK(foundry::make_gemm_plan(plan_problem<__half>(3, 4096, 4096), h200).block_m == 4);
+  // Named on a square shape: still a skinny plan, saying why it is slow.
+  const foundry::gemm_plan named = foundry::make_gemm_plan(plan_problem<float>(512, 512, 512), gemm_rung::skinny, 132);
+  CHECK((named.rung == gemm_rung::skinny && named.block_m == 16));
+  CHECK(std::string(named.why).find("not skinny") != std::string::npos);
+}
+
+TEST_CASE("skinny_orient keeps a small M and swaps a small N into C^T = B^T A^T", "[gemm][plan]") {
+  auto p = plan_problem<float>(3, 100, 50, true, false);
+  p.ldc = 101;
+  const auto kept = gk::detail::skinny_orient(p);
+  CHECK((kept.m == 3 && kept.n == 100 && kept.a == p.a && kept.b == p.b && !kept.b_n_contiguous));
+  CHECK((kept.c_row_stride == 101 && kept.c_col_stride == 1));
+  auto q = plan_problem<float>(100, 3, 50, false, true);
+  q.ldc = 7;
+  const auto swapped = gk::detail::skinny_orient(q);
+  CHECK((swapped.m == 3 && swapped.n == 100 && swapped.a == q.b && swapped.lda == q.ldb && swapped.b == q.a));
+  CHECK((!swapped.a_k_contiguous && swapped.b_n_contiguous));  // B n-contiguous: B^T m-major; A m-major: A^T n-major
+  CHECK((swapped.c_row_stride == 1 && swapped.c_col_stride == 7));
+}
