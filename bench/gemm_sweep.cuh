@@ -283,12 +283,25 @@ struct comparison {
                                     ///< non-negative double's bits order as its values
 };
 
+/// Elements past the end of C's storage that are poisoned with C and must stay poisoned.
+inline constexpr std::size_t c_guard_elements = 1024;
+
 /// C is poisoned with this NaN before foundry::gemm writes it.
 inline std::uint32_t poison_bits() {
   const float poison = std::numeric_limits<float>::quiet_NaN();
   std::uint32_t bits = 0;
   std::memcpy(&bits, &poison, sizeof bits);
   return bits;
+}
+
+/// Whether the `c_guard_elements` floats at `guard` (device memory) still hold the
+/// poison. Blocks the host until `s` has finished.
+inline bool guard_band_untouched(const float* guard, cuda::stream_ref s) {
+  std::vector<std::uint32_t> bits(c_guard_elements);
+  FOUNDRY_CUDA_TRY(
+      cudaMemcpyAsync(bits.data(), guard, c_guard_elements * sizeof(float), cudaMemcpyDeviceToHost, s.get()));
+  FOUNDRY_CUDA_TRY(cudaStreamSynchronize(s.get()));
+  return std::all_of(bits.begin(), bits.end(), [](std::uint32_t b) { return b == poison_bits(); });
 }
 
 /// Blocks stride over the rows of C (row-major, `ld` apart), threads over a row's `ld`
@@ -388,7 +401,7 @@ struct operands {
     FOUNDRY_CUDA_TRY(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
     a = foundry::device_buffer<In>(a_size, s);
     b = foundry::device_buffer<In>(b_size, s);
-    c = foundry::device_buffer<float>(c_size, s);
+    c = foundry::device_buffer<float>(c_size + c_guard_elements, s);
     reference = foundry::device_buffer<float>(c_size, s);
     scratch = foundry::device_buffer<comparison>(1, s);
     bench::fill_uniform(a.span(), -1.0, 1.0, bench::default_seed, s);
@@ -445,7 +458,13 @@ void bm_foundry(benchmark::State& state, sweep_problem p) {
     const matrix_view<const In> va = a.view<const In>(d.a.data());
     const matrix_view<const In> vb = b.view<const In>(d.b.data());
     const matrix_view<float> vc = c.view(d.c.data());
-    foundry::fill(cuda::std::span<float>(d.c.data(), c.elements()), std::numeric_limits<float>::quiet_NaN(), d.s);
+    // C and a guard band past its last element hold the poison; so does cuBLAS's C, so
+    // that a reference cuBLAS did not write fails the comparison instead of passing with
+    // the previous row's result.
+    foundry::fill(cuda::std::span<float>(d.c.data(), c.elements() + c_guard_elements),
+                  std::numeric_limits<float>::quiet_NaN(), d.s);
+    foundry::fill(cuda::std::span<float>(d.reference.data(), c.elements()), std::numeric_limits<float>::quiet_NaN(),
+                  d.s);
     try {
       cublas_gemm<In>(p, d.a.data(), d.b.data(), d.reference.data(), d.s);
     } catch (const std::exception& e) {
@@ -458,6 +477,9 @@ void bm_foundry(benchmark::State& state, sweep_problem p) {
       fail(state, std::string("foundry::gemm threw: ") + e.what());
       return;
     }
+    if (!bench::expect(state, guard_band_untouched(d.c.data() + c.elements(), d.s),
+                       "foundry::gemm wrote past the last element of C (the guard band lost its poison)"))
+      return;
     const double bound = element_bound<In>(p.k);
     const check_result r = compare(d.c.data(), d.reference.data(), c, bound, d.scratch.data(), d.s);
     state.counters["rel_error"] = r.rel_error;
