@@ -4,7 +4,10 @@
 # roofline plot.
 #   usage: scripts/bench.sh [OUT_DIR] [--benchmark_filter=REGEX ...]
 #   OUT_DIR defaults to bench/results/local. FOUNDRY_PRESET picks the CMake
-#   preset (default: native). Exits 2 with one line when there is no GPU.
+#   preset (default: native). BENCH_BINARIES: run only these (names, space-separated,
+#   e.g. "bench_reduce bench_scan"; default: every bench_* built). OUT_DIR/benchmarks.json
+#   is rewritten after each binary, so a run stopped part-way keeps what it measured.
+#   Exits 2 with one line when there is no GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=bench/results/local
@@ -28,14 +31,8 @@ build=build/$preset
 mkdir -p "$out"
 raw=$(mktemp -d)
 status=0
-for bin in "$build"/bench/bench_*; do
-  [ -x "$bin" ] || continue
-  name=$(basename "$bin")
-  echo "== $name"
-  "$bin" --benchmark_out="$raw/$name.json" --benchmark_out_format=json "$@" || status=1
-done
-# One JSON for the whole run: the first file's context, every file's benchmarks.
-python3 - "$out/benchmarks.json" "$raw"/bench_*.json <<'PY'
+merge() {
+  python3 - "$out/benchmarks.json" "$raw"/bench_*.json <<'PY'
 import json, sys
 merged = None
 for path in sys.argv[2:]:
@@ -54,6 +51,15 @@ for path in sys.argv[2:]:
 with open(sys.argv[1], "w") as f:
     json.dump(merged or {"benchmarks": []}, f, indent=1)
 PY
+}
+for bin in "$build"/bench/bench_*; do
+  [ -x "$bin" ] || continue
+  name=$(basename "$bin")
+  [ -z "${BENCH_BINARIES:-}" ] || [[ " $BENCH_BINARIES " == *" $name "* ]] || continue
+  echo "== $name"
+  "$bin" --benchmark_out="$raw/$name.json" --benchmark_out_format=json "$@" || status=1
+  merge
+done
 rm -rf "$raw"
 # Debian/Ubuntu's /usr/bin/python3 carries python3-matplotlib (installed by install-deps.sh).
 py=python3; [ -x /usr/bin/python3 ] && py=/usr/bin/python3

@@ -71,7 +71,9 @@ if has sanitize; then
     "test_nccl_gemm|[nccl]~[not_under_sanitizer]"; do
     bin=$build/tests/${run%%|*}
     filter=${run#*|}
-    log=$(timeout 900 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 99 "$bin" "$filter" 2>&1)
+    # --report-api-errors no: NCCL's communicator set-up probes kernels that have no sm_90
+    # image and ignores the error it gets; memcheck would count each probe (memory errors count).
+    log=$(timeout 900 compute-sanitizer --tool memcheck --leak-check full --report-api-errors no --error-exitcode 99 "$bin" "$filter" 2>&1)
     rc=$?
     n=$(grep -oE 'ERROR SUMMARY: [0-9]+' <<<"$log" | grep -oE '[0-9]+' | tail -1)
     { echo "== memcheck $(basename "$bin") $filter rc=$rc errors=${n:-?}"; grep -E 'SUMMARY|test cases|FAILED|SKIPPED|=========  ' <<<"$log" | head -40; } >>"$out/sanitizer.log"

@@ -94,7 +94,12 @@ TEST_CASE("update gives an executable the parameters of a graph of the same topo
   CHECK(foundry::test::to_host(v, s) == std::vector<int>(n, 11));
 }
 
-TEST_CASE("update reports a change of topology, and update_or_reinstantiate handles it", "[gpu]") {
+// The next two cases make CUDA calls fail on purpose (a refused update, a capture broken by a
+// synchronisation); compute-sanitizer reports each failed call as an error of the run, so
+// they are [not_under_sanitizer], as test_memory's failed allocation. Run by hand with
+// --report-api-errors no on the H200 (2026-12-04), memcheck found 0 errors in them.
+TEST_CASE("update reports a change of topology, and update_or_reinstantiate handles it",
+          "[gpu][not_under_sanitizer]") {
   foundry::stream s;
   const std::size_t n = 1000;
   foundry::device_buffer<int> v(n, s, 0);
@@ -134,7 +139,8 @@ TEST_CASE("a capture whose enqueue throws ends the capture and leaves the stream
   CHECK(foundry::test::to_host(v, s) == std::vector<int>(n, 1));
 }
 
-TEST_CASE("a synchronisation during capture invalidates it and throws cuda_error saying so", "[gpu]") {
+TEST_CASE("a synchronisation during capture invalidates it and throws cuda_error saying so",
+          "[gpu][not_under_sanitizer]") {
   foundry::stream s;
   const std::size_t n = 100;
   foundry::device_buffer<int> v(n, s, 0);
