@@ -3,8 +3,8 @@
 //   allreduce/nccl/<bytes>/<gpus>       plain grouped ncclAllReduce (the peer: what NCCL
 //                                       gives), in place, float sum
 //   allreduce/foundry/<bytes>/<gpus>    foundry::nccl::all_reduce, the same operation
-//     8 B to 1 GiB in powers of 8. Counters as nccl-tests defines them: algbw_GB/s = bytes /
-//     time, busbw_GB/s = algbw * 2(n-1)/n (0 on one GPU, where nothing crosses a link).
+//     8 B to 1 GiB in powers of 8, on 2 GPUs or more (on one, NCCL enqueues nothing). Counters as nccl-tests defines them: algbw_GB/s = bytes /
+//     time, busbw_GB/s = algbw * 2(n-1)/n.
 //   gemm_sharded_bf16/foundry/<M>x<N>x<K>/<gpus>           sharded_gemm, C left sharded
 //   gemm_sharded_bf16/foundry_gathered/<M>x<N>x<K>/<gpus>  sharded_gemm, C all-gathered
 //   reduce_sharded_f32/foundry/<n>/<gpus>                  sharded_reduce (sum) of n floats
@@ -312,6 +312,9 @@ void register_benchmarks() {
     available = 0;  // run_main reports the missing GPU
   }
   for (const int g : gpu_counts(available)) {
+    // On one rank an in-place all-reduce has nothing to do: NCCL enqueues no work, and the
+    // H200 run of 2026-12-04 timed 16-100 ns for 8 B to 1 GiB (an "algbw" of 44 PB/s).
+    if (g < 2) continue;
     for (std::size_t bytes = 8; bytes <= (std::size_t{1} << 30); bytes *= 8) {
       const std::string size = std::to_string(bytes) + "/" + std::to_string(g);
       benchmark::RegisterBenchmark(("allreduce/nccl/" + size).c_str(), bm_allreduce, allreduce_impl::plain_nccl, bytes,

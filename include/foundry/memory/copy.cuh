@@ -33,6 +33,9 @@ void copy(cuda::std::span<T, DstExtent> dst, cuda::std::span<const T, SrcExtent>
   detail::expect_no_forbidden_overlap(dst, src, detail::overlap_rule::disjoint, "copy destination and source");
   if (src.empty()) return;
   FOUNDRY_NVTX_FUNCTION_RANGE();
+  // A copy to or from pageable host memory is refused (cudaErrorInvalidValue) when the
+  // stream belongs to another device than the current one: enqueue from the stream's device.
+  const device_guard on_stream_device(stream_device(s.get()));
   FOUNDRY_CUDA_TRY(cudaMemcpyAsync(dst.data(), src.data(), src.size_bytes(), cudaMemcpyDefault, s.get()));
 }
 

@@ -155,7 +155,10 @@ void reduce_sum_atomic(cuda::std::span<In, InExtent> in, cuda::std::span<T, OutE
   static_assert(std::is_same_v<std::remove_const_t<In>, T>, "naive reductions accumulate in the input type");
   FOUNDRY_NVTX_FUNCTION_RANGE();
   detail::expect_reduce_arguments(in, out);
-  FOUNDRY_CUDA_TRY(cudaMemsetAsync(out.data(), 0, sizeof(T), s.get()));
+  {
+    const device_guard on_stream_device(stream_device(s.get()));  // as launch does
+    FOUNDRY_CUDA_TRY(cudaMemsetAsync(out.data(), 0, sizeof(T), s.get()));
+  }
   launch(s, make_launch_config_1d(in.size(), reduce_block_threads), reduce_sum_atomic_kernel<T>,
          static_cast<const T*>(in.data()), in.size(), out.data());
 }
