@@ -66,8 +66,9 @@ def size_sort_key(rest):
 
 
 def load_rows(paths):
-    """Rows from every file: per-iteration runs, or the median aggregate when repeated."""
-    contexts, rows = [], []
+    """Rows from every file: per-iteration runs, or the median aggregate when repeated; a row
+    that several files hold is taken from the last of them."""
+    contexts, rows, where = [], [], {}
     for path in paths:
         with open(path) as f:
             data = json.load(f)
@@ -88,7 +89,14 @@ def load_rows(paths):
             # (--benchmark_enable_random_interleaving).
             order = (group, b.get("family_index", len(file_rows)), b.get("per_family_instance_index", 0))
             file_rows.append((order, make_row(medians.get(run_name, b), run_name)))
-        rows += [row for _, row in sorted(file_rows, key=lambda item: item[0])]
+        for _, row in sorted(file_rows, key=lambda item: item[0]):
+            # A later file measured the row again (a newer run of the same binary): its
+            # figure replaces the earlier one, in the earlier one's place.
+            if row["name"] in where:
+                rows[where[row["name"]]] = row
+            else:
+                where[row["name"]] = len(rows)
+                rows.append(row)
     return contexts, rows
 
 
@@ -106,6 +114,14 @@ def sort_groups(benchmarks):
     return [order.index(g) for g in groups]
 
 
+def pct_of_ceiling(counters):
+    """The row's share of its ceiling; a row that ran on several GPUs (bench_nccl's `gpus`
+    counter) is measured against the ceiling of all of them, not of one."""
+    pct = counters.get("pct_of_ceiling")
+    gpus = counters.get("gpus") or 1
+    return None if pct is None else pct / max(gpus, 1)
+
+
 def make_row(b, run_name):
     algorithm, variant, mode, rest = parse_name(run_name)
     unit = TIME_UNIT_SECONDS.get(b.get("time_unit", "ns"), 1e-9)
@@ -120,7 +136,7 @@ def make_row(b, run_name):
         "manual_time": "manual_time" in run_name.split("/"),
         "error": b.get("error_message") if b.get("error_occurred") else None,
         "gbps": counters.get("GB/s"), "tflops": counters.get("TFLOP/s"),
-        "intensity": counters.get("flop/byte"), "pct": counters.get("pct_of_ceiling"),
+        "intensity": counters.get("flop/byte"), "pct": pct_of_ceiling(counters),
         "noise": counters.get("noise_pct"),
         "compute_bound": "compute-bound" in label,
         "label": label,

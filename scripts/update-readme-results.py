@@ -3,13 +3,15 @@
 README.md between the results markers, so that the README's figures are the
 script's output, never typed by hand.
 
-usage: scripts/update-readme-results.py [REPORT] [README]
-       (defaults: bench/results/h200/report.md, README.md)
+usage: scripts/update-readme-results.py [REPORT] [README] [MARKER]
+       (defaults: bench/results/h200/report.md, README.md, results): the table goes between
+       <!-- MARKER:begin (scripts/update-readme-results.py) --> and <!-- MARKER:end -->
 """
 import sys
 
-BEGIN = "<!-- results:begin (scripts/update-readme-results.py) -->"
-END = "<!-- results:end -->"
+
+def markers(name):
+    return f"<!-- {name}:begin (scripts/update-readme-results.py) -->", f"<!-- {name}:end -->"
 
 
 def summary(report_text):
@@ -26,6 +28,7 @@ def summary(report_text):
 def main():
     report_path = sys.argv[1] if len(sys.argv) > 1 else "bench/results/h200/report.md"
     readme_path = sys.argv[2] if len(sys.argv) > 2 else "README.md"
+    BEGIN, END = markers(sys.argv[3] if len(sys.argv) > 3 else "results")
     with open(report_path) as f:
         table = summary(f.read())
     with open(readme_path) as f:
