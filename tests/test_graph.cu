@@ -98,8 +98,7 @@ TEST_CASE("update gives an executable the parameters of a graph of the same topo
 // synchronisation); compute-sanitizer reports each failed call as an error of the run, so
 // they are [not_under_sanitizer], as test_memory's failed allocation. Run by hand with
 // --report-api-errors no on the H200 (2026-12-04), memcheck found 0 errors in them.
-TEST_CASE("update reports a change of topology, and update_or_reinstantiate handles it",
-          "[gpu][not_under_sanitizer]") {
+TEST_CASE("update reports a change of topology, and update_or_reinstantiate handles it", "[gpu][not_under_sanitizer]") {
   foundry::stream s;
   const std::size_t n = 1000;
   foundry::device_buffer<int> v(n, s, 0);
