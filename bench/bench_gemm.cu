@@ -74,24 +74,10 @@ struct shape {
   }
 };
 
-// cuBLAS: bench::shared_cublas and bench::cublas_data_type (include/foundry/bench/cublas.cuh).
-
-// Row-major C = A B is column-major C^T = B^T A^T: cuBLAS gets (n, m, k) with B first.
+// cuBLAS: bench::cublas_gemm_row_major (include/foundry/bench/cublas.cuh).
 template <class In>
 void cublas_gemm(const In* a, const In* b, float* c, const shape& sh, cuda::stream_ref s) {
-  const float alpha = 1.0f;
-  const float beta = 0.0f;
-  const int m = static_cast<int>(sh.m), n = static_cast<int>(sh.n), k = static_cast<int>(sh.k);
-  const cublasHandle_t h = bench::shared_cublas(s).get();
-  if constexpr (std::is_same_v<In, float>) {
-    bench::cublas_try(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, n, a, k, &beta, c, n),
-                      "cublasSgemm");
-  } else {
-    bench::cublas_try(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, bench::cublas_data_type<In>(), n, a,
-                                   bench::cublas_data_type<In>(), k, &beta, c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F,
-                                   CUBLAS_GEMM_DEFAULT),
-                      "cublasGemmEx");
-  }
+  bench::cublas_gemm_row_major(a, b, c, sh.m, sh.n, sh.k, s);
 }
 
 // ---------------------------------------------------------------------------

@@ -9,6 +9,7 @@
 #include <library_types.h>
 #include <cuda/stream_ref>
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -65,6 +66,26 @@ constexpr cudaDataType_t cublas_data_type() {
   if constexpr (std::is_same_v<T, float>) return CUDA_R_32F;
   if constexpr (std::is_same_v<T, __nv_bfloat16>) return CUDA_R_16BF;
   if constexpr (std::is_same_v<T, __half>) return CUDA_R_16F;
+}
+
+/// C = A B on `s` through the shared handle (asynchronous), for dense row-major A (m × k),
+/// B (k × n) and C (m × n, fp32): row-major C = A B is column-major C^T = B^T A^T, so
+/// cuBLAS gets (n, m, k) with B first. `In` float: SGEMM (true fp32); 16-bit: GemmEx with
+/// fp32 accumulation. Extents must fit in int (cuBLAS's). Throws `std::runtime_error`.
+template <class In>
+void cublas_gemm_row_major(const In* a, const In* b, float* c, std::int64_t m, std::int64_t n, std::int64_t k,
+                           cuda::stream_ref s) {
+  const float alpha = 1.0f, beta = 0.0f;
+  const int mi = static_cast<int>(m), ni = static_cast<int>(n), ki = static_cast<int>(k);
+  const cublasHandle_t h = shared_cublas(s).get();
+  if constexpr (std::is_same_v<In, float>) {
+    cublas_try(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, ni, mi, ki, &alpha, b, ni, a, ki, &beta, c, ni), "cublasSgemm");
+  } else {
+    cublas_try(
+        cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, ni, mi, ki, &alpha, b, cublas_data_type<In>(), ni, a,
+                     cublas_data_type<In>(), ki, &beta, c, CUDA_R_32F, ni, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+        "cublasGemmEx");
+  }
 }
 
 }  // namespace foundry::bench
