@@ -67,18 +67,8 @@ using foundry::gemm_rung;
 using foundry::matrix_op;
 using foundry::matrix_view;
 
-struct shape {
-  std::int64_t m, n, k;
-  [[nodiscard]] std::string name() const {
-    return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
-  }
-};
-
-// cuBLAS: bench::cublas_gemm_row_major (include/foundry/bench/cublas.cuh).
-template <class In>
-void cublas_gemm(const In* a, const In* b, float* c, const shape& sh, cuda::stream_ref s) {
-  bench::cublas_gemm_row_major(a, b, c, sh.m, sh.n, sh.k, s);
-}
+using shape = bench::gemm_shape;
+// cuBLAS, the peer row: bench::cublas_gemm_row_major (include/foundry/bench/cublas.cuh).
 
 // ---------------------------------------------------------------------------
 // ||x - ref||^2 and ||ref||^2 in double, one atomic pair per warp.
@@ -132,7 +122,7 @@ struct gemm_data {
 
     bench::fill_uniform(a.span(), -1.0, 1.0, bench::default_seed, s);
     bench::fill_uniform(b.span(), -1.0, 1.0, bench::default_seed + 1, s);
-    cublas_gemm(a.data(), b.data(), reference.data(), sh, s);
+    bench::cublas_gemm_row_major(a.data(), b.data(), reference.data(), sh, s);
   }
 
   [[nodiscard]] matrix_view<const In> view_a() const { return {a.data(), sh.m, sh.k, sh.k}; }
@@ -243,7 +233,9 @@ struct tensor_core_candidate {
 
 template <class In>
 enqueue_fn<In> with_cublas() {
-  return [](gemm_data<In>& d, cuda::stream_ref s) { cublas_gemm(d.a.data(), d.b.data(), d.c.data(), d.sh, s); };
+  return [](gemm_data<In>& d, cuda::stream_ref s) {
+    bench::cublas_gemm_row_major(d.a.data(), d.b.data(), d.c.data(), d.sh, s);
+  };
 }
 
 template <class In>

@@ -48,18 +48,8 @@ namespace bench = foundry::bench;
 using foundry::matrix_op;
 using foundry::matrix_view;
 
-struct shape {
-  std::int64_t m, n, k;
-  [[nodiscard]] std::string name() const {
-    return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
-  }
-};
-
-// cuBLAS: bench::cublas_gemm_row_major (include/foundry/bench/cublas.cuh).
-template <class In>
-void cublas_gemm(const In* a, const In* b, float* c, const shape& sh, cuda::stream_ref s) {
-  bench::cublas_gemm_row_major(a, b, c, sh.m, sh.n, sh.k, s);
-}
+using shape = bench::gemm_shape;
+// cuBLAS, the peer row: bench::cublas_gemm_row_major (include/foundry/bench/cublas.cuh).
 
 template <class In>
 struct skinny_data {
@@ -71,7 +61,7 @@ struct skinny_data {
         reference(static_cast<std::size_t>(sh.m * sh.n), s) {
     bench::fill_uniform(a.span(), -1.0, 1.0, bench::default_seed, s);
     bench::fill_uniform(b.span(), -1.0, 1.0, bench::default_seed + 1, s);
-    cublas_gemm(a.data(), b.data(), reference.data(), sh, s);
+    bench::cublas_gemm_row_major(a.data(), b.data(), reference.data(), sh, s);
   }
 
   [[nodiscard]] foundry::gemm_problem<In, float> problem() {
@@ -142,7 +132,8 @@ template <class In>
 void bm_cublas(benchmark::State& state, shape sh) {
   skinny_data<In> d(sh);
   bench::measure(
-      state, d.s, d.work(), [&](cuda::stream_ref st) { cublas_gemm(d.a.data(), d.b.data(), d.c.data(), d.sh, st); },
+      state, d.s, d.work(),
+      [&](cuda::stream_ref st) { bench::cublas_gemm_row_major(d.a.data(), d.b.data(), d.c.data(), d.sh, st); },
       bench::options{});
 }
 

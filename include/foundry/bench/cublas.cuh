@@ -68,6 +68,17 @@ constexpr cudaDataType_t cublas_data_type() {
   if constexpr (std::is_same_v<T, __half>) return CUDA_R_16F;
 }
 
+/// The extents of a GEMM benchmark's problem (C: m × n, K: k).
+struct gemm_shape {
+  std::int64_t m;  ///< rows of C and of A
+  std::int64_t n;  ///< columns of C and of B
+  std::int64_t k;  ///< the inner extent
+  /// `<m>x<n>x<k>`, as the benchmark rows name their size.
+  [[nodiscard]] std::string name() const {
+    return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+  }
+};
+
 /// C = A B on `s` through the shared handle (asynchronous), for dense row-major A (m × k),
 /// B (k × n) and C (m × n, fp32): row-major C = A B is column-major C^T = B^T A^T, so
 /// cuBLAS gets (n, m, k) with B first. `In` float: SGEMM (true fp32); 16-bit: GemmEx with
@@ -86,6 +97,12 @@ void cublas_gemm_row_major(const In* a, const In* b, float* c, std::int64_t m, s
                      cublas_data_type<In>(), ki, &beta, c, CUDA_R_32F, ni, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
         "cublasGemmEx");
   }
+}
+
+/// `cublas_gemm_row_major` for the extents of `sh`.
+template <class In>
+void cublas_gemm_row_major(const In* a, const In* b, float* c, const gemm_shape& sh, cuda::stream_ref s) {
+  cublas_gemm_row_major(a, b, c, sh.m, sh.n, sh.k, s);
 }
 
 }  // namespace foundry::bench
