@@ -126,6 +126,20 @@ double one_gpu_seconds(Enqueue&& enqueue) {
 }
 
 // Fills in the counters the multi-GPU table reads; t from the harness's TFLOP/s or GB/s.
+// Runs `call` once on every GPU of `grp` before it is timed; a call that throws fails the
+// row (with the reason) instead of the binary.
+template <class Call>
+bool first_call_runs(benchmark::State& state, gpu_group& grp, const Call& call) {
+  try {
+    call();
+    grp.devices.synchronize();
+    return true;
+  } catch (const std::exception& e) {
+    bench::expect(state, false, e.what());
+    return false;
+  }
+}
+
 void report_scaling(benchmark::State& state, int gpus, double seconds, double one_gpu) {
   state.counters["gpus"] = gpus;
   if (seconds > 0) state.counters["scaling_efficiency"] = one_gpu / (gpus * seconds);
@@ -159,13 +173,7 @@ void bm_allreduce(benchmark::State& state, allreduce_impl impl, std::size_t byte
     g.end();
   };
   // Correct before timed: ones summed over the ranks, first and last element of each.
-  try {
-    call();
-    grp.devices.synchronize();
-  } catch (const std::exception& e) {
-    bench::expect(state, false, e.what());
-    return;
-  }
+  if (!first_call_runs(state, grp, call)) return;
   for (int i = 0; i < gpus; ++i) {
     float ends[2] = {0, 0};
     foundry::device_guard on(i);
@@ -229,13 +237,7 @@ void bm_gemm_sharded(benchmark::State& state, nccl::result_placement placement, 
   });
   const auto streams = grp.devices.streams();
   const auto call = [&] { nccl::sharded_gemm(grp.comm, 1.0f, va, vb, matrix_op::none, 0.0f, vc, placement, streams); };
-  try {
-    call();
-    grp.devices.synchronize();
-  } catch (const std::exception& e) {
-    bench::expect(state, false, e.what());
-    return;
-  }
+  if (!first_call_runs(state, grp, call)) return;
   const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   bench::options opt;
   opt.ceiling = bench::flop_ceiling::bf16_tensor;  // one GPU's: pct_of_ceiling above 100 means several GPUs
@@ -279,13 +281,7 @@ void bm_reduce_sharded(benchmark::State& state, std::size_t n, int gpus) {
   const auto out = nccl::spans(total);
   const auto streams = grp.devices.streams();
   const auto call = [&] { nccl::sharded_reduce(grp.comm, in, out, nccl::reduction::sum, streams); };
-  try {
-    call();
-    grp.devices.synchronize();
-  } catch (const std::exception& e) {
-    bench::expect(state, false, e.what());
-    return;
-  }
+  if (!first_call_runs(state, grp, call)) return;
   bench::measure(state, grp.lead(), {4.0 * static_cast<double>(n), 0.0, 0.0},
                  [&](cuda::stream_ref s0) { grp.fork_join(s0, call); });
   if (state.error_occurred()) return;

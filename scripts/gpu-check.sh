@@ -41,16 +41,7 @@ cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/gpu-check.sh OUT [STAGES]}
 stages=${2:-build,test,sanitize,bench}
 mkdir -p "$out"
-export PATH="$PATH:/usr/local/cuda/bin"
-# foundry::nccl: NCCL from the toolkit, else from the PyTorch wheel (nvidia-nccl-cu13: include/
-# and lib/libnccl.so.2), whose directory becomes NCCL_ROOT for CMake. NVLink multicast (NVLS)
-# stays off on the lent machines, for every NCCL communicator any stage creates.
-export NCCL_NVLS_ENABLE=0
-if [ -z "${NCCL_ROOT:-}" ] && [ ! -f /usr/local/cuda/include/nccl.h ]; then
-  NCCL_ROOT=$(python3 -c "import nvidia.nccl as m; print(list(m.__path__)[0])" 2>/dev/null) &&
-    export NCCL_ROOT LD_LIBRARY_PATH="$NCCL_ROOT/lib:${LD_LIBRARY_PATH:-}" || unset NCCL_ROOT
-fi
-[ -d .device-deps ] && export CMAKE_PREFIX_PATH="$PWD/.device-deps" LD_LIBRARY_PATH="$PWD/.device-deps/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+source scripts/gpu-env.sh
 build=${BUILD:-build/h200}
 summary=()
 fail=0

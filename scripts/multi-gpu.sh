@@ -21,13 +21,7 @@ out=${1:?usage: scripts/multi-gpu.sh OUT [STAGES]}
 stages=${2:-${STAGES:-build,test,sanitize,bench}}
 has() { [[ ",$stages," == *",$1,"* ]]; }
 mkdir -p "$out/bench"
-export PATH="$PATH:/usr/local/cuda/bin"
-export NCCL_NVLS_ENABLE=0
-if [ -z "${NCCL_ROOT:-}" ] && [ ! -f /usr/local/cuda/include/nccl.h ]; then
-  NCCL_ROOT=$(python3 -c "import nvidia.nccl as m; print(list(m.__path__)[0])" 2>/dev/null) &&
-    export NCCL_ROOT LD_LIBRARY_PATH="$NCCL_ROOT/lib:${LD_LIBRARY_PATH:-}" || unset NCCL_ROOT
-fi
-[ -d .device-deps ] && export CMAKE_PREFIX_PATH="$PWD/.device-deps" LD_LIBRARY_PATH="$PWD/.device-deps/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+source scripts/gpu-env.sh
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 if [ "$gpus" -lt 1 ]; then
   echo "multi-gpu: no CUDA GPU on this machine (nvidia-smi lists none)" >&2
