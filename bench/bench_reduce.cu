@@ -153,13 +153,17 @@ constexpr std::int64_t elements = std::int64_t{1} << 28;
 // anything (issue 22): one cudaStreamGetDevice and one cudaPointerGetAttributes per span,
 // input and output. Host time per call, to set beside reduce_sum_f32/foundry/1024, whose
 // time includes them; "device" for device_buffers, "pinned" for a page-locked output.
-void bm_reduce_small_call_checks(benchmark::State& state, bool pinned_output) {
+/// The memory checks of one small reduce call. `remembered`: the memo of checked
+/// allocations (checked_memory.cuh) holds the buffers, as in a loop of calls; without it,
+/// every iteration asks the driver as a first call does.
+void bm_reduce_small_call_checks(benchmark::State& state, bool pinned_output, bool remembered) {
   foundry::stream s;
   foundry::device_buffer<float> x(static_cast<std::size_t>(state.range(0)), s);
   foundry::device_buffer<float> out(1, s);
   foundry::pinned_buffer<float> host_out(1);
   const cuda::std::span<float> output = pinned_output ? host_out.span() : out.span();
   for (auto _ : state) {
+    if (!remembered) foundry::forget_checked_memory();
     const int device = foundry::detail::device_for_checks(s);
     foundry::detail::expect_device_accessible(x.span(), device, "reduce input");
     foundry::detail::expect_device_accessible(output, device, "reduce output");
@@ -206,11 +210,15 @@ BENCHMARK_CAPTURE(bm_reduce_sum_f32, cub, variant::cub)
     ->Name("reduce_sum_f32/cub")
     ->Apply(bench::configure)
     ->Apply(every_size);
-BENCHMARK_CAPTURE(bm_reduce_small_call_checks, device, false)
+BENCHMARK_CAPTURE(bm_reduce_small_call_checks, device, false, true)
     ->Name("reduce_small_call/checks_device")
     ->Arg(1 << 10)
     ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(bm_reduce_small_call_checks, pinned, true)
+BENCHMARK_CAPTURE(bm_reduce_small_call_checks, device_first_call, false, false)
+    ->Name("reduce_small_call/checks_device_first_call")
+    ->Arg(1 << 10)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(bm_reduce_small_call_checks, pinned, true, true)
     ->Name("reduce_small_call/checks_pinned")
     ->Arg(1 << 10)
     ->Unit(benchmark::kMicrosecond);

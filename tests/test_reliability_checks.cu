@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstdint>
 #include <limits>
+#include <thread>
 #include <vector>
 
 using Catch::Matchers::Contains;
@@ -195,4 +196,74 @@ TEST_CASE("pinned and managed memory stay valid arguments", "[gpu]") {
   s.synchronize();
   CHECK(pinned[0] == 4099 * 0.25f);
   CHECK(managed[0] == 4099 * 0.25f);
+}
+
+// ---- defect 3's cost: the checks remember what passed (memory/checked_memory.cuh) ----
+
+TEST_CASE("the memory checks remember an accessible allocation until foundry frees it", "[gpu]") {
+  using foundry::detail::expect_device_accessible;
+  using foundry::detail::is_checked_memory;
+  foundry::stream s;
+  const int device = foundry::stream_device(s.get());
+  foundry::forget_checked_memory();
+  foundry::pinned_buffer<float> pinned(16);
+  const float* freed = nullptr;
+  {
+    foundry::device_buffer<float> a(1000, s, 0.0f);
+    freed = a.data();
+    CHECK_FALSE(is_checked_memory(a.data(), device));
+    expect_device_accessible(a.span().subspan(10, 5), device, "a");
+    // The whole allocation is remembered, not only the span that was checked.
+    CHECK(is_checked_memory(a.data(), device));
+    CHECK(is_checked_memory(a.data() + 999, device));
+    CHECK_FALSE(is_checked_memory(a.data(), device + 1));
+    // Page-locked memory is asked about every time.
+    expect_device_accessible(pinned.span(), device, "pinned");
+    CHECK_FALSE(is_checked_memory(pinned.data(), device));
+    // Memo is per thread.
+    bool other_thread_hit = true;
+    std::thread([&] { other_thread_hit = is_checked_memory(a.data(), device); }).join();
+    CHECK_FALSE(other_thread_hit);
+  }
+  CHECK_FALSE(is_checked_memory(freed, device));
+
+  foundry::managed_buffer<float> managed(64);
+  expect_device_accessible(managed.span(), device, "managed");
+  CHECK(is_checked_memory(managed.data() + 63, device));
+  foundry::forget_checked_memory();
+  CHECK_FALSE(is_checked_memory(managed.data(), device));
+  s.synchronize();
+}
+
+TEST_CASE("memory freed outside foundry stays remembered until forget_checked_memory", "[gpu]") {
+  using foundry::detail::expect_device_accessible;
+  using foundry::detail::is_checked_memory;
+  foundry::stream s;
+  const int device = foundry::stream_device(s.get());
+  const foundry::device_guard on(device);
+  void* raw = nullptr;
+  FOUNDRY_CUDA_TRY(cudaMalloc(&raw, 4096));
+  expect_device_accessible(raw, device, "raw");
+  CHECK(is_checked_memory(static_cast<char*>(raw) + 4095, device));
+  FOUNDRY_CUDA_TRY(cudaFree(raw));
+  CHECK(is_checked_memory(raw, device));  // documented: foundry does not see a raw cudaFree
+  foundry::forget_checked_memory();
+  CHECK_FALSE(is_checked_memory(raw, device));
+}
+
+TEST_CASE("a remembered allocation does not let host memory through", "[gpu]") {
+  foundry::stream s;
+  foundry::device_buffer<float> x(4096, s, 1.0f);
+  foundry::device_buffer<float> out(1, s, 0.0f);
+  for (int i = 0; i < 3; ++i) foundry::reduce_sum(x.span(), out.span(), s);  // remembered after the first
+  s.synchronize();
+  if (pageable_access()) {
+    WARN("SKIPPED: this device reads pageable host memory (HMM/ATS), so host arrays are valid arguments");
+    return;
+  }
+  float total = -1.0f;
+  CHECK_THROWS_WITH(foundry::reduce_sum(x.span(), cuda::std::span<float>(&total, 1), s), Contains("host memory"));
+  std::vector<float> host(4096, 1.0f);
+  CHECK_THROWS_WITH(foundry::reduce_sum(cuda::std::span<const float>(host.data(), host.size()), out.span(), s),
+                    Contains("host memory"));
 }

@@ -20,6 +20,7 @@
 #include <foundry/launch/grid_stride.cuh>
 #include <foundry/launch/launch.cuh>
 #include <foundry/launch/launch_config.cuh>
+#include <foundry/memory/checked_memory.cuh>
 #include <foundry/memory/copy.cuh>
 #include <foundry/memory/device_buffer.cuh>
 #include <foundry/memory/managed_buffer.cuh>

@@ -20,6 +20,7 @@
 /// reach), so such a free is ordered too, at the cost of a synchronisation.
 
 #include <foundry/core/error.cuh>
+#include <foundry/memory/checked_memory.cuh>
 #include <foundry/memory/copy.cuh>
 #include <foundry/memory/detail.cuh>
 #include <foundry/runtime/device.cuh>
@@ -173,6 +174,7 @@ class device_buffer {
   }
   void release() noexcept {
     if (data_ != nullptr) {
+      detail::forget_checked_memory_on_free(data_, size_ * sizeof(T));
       const cudaStream_t h = stream_.get();
       if (h != cudaStreamLegacy && h != cudaStreamPerThread) {
         FOUNDRY_CUDA_REPORT(cudaFreeAsync(data_, h));

@@ -5,6 +5,7 @@
 /// on demand; prefetch moves them ahead of use so kernels do not stall on faults.
 
 #include <foundry/core/error.cuh>
+#include <foundry/memory/checked_memory.cuh>
 #include <foundry/memory/detail.cuh>
 
 #include <cuda_runtime_api.h>
@@ -128,7 +129,10 @@ class managed_buffer {
 
  private:
   void release() noexcept {
-    if (data_ != nullptr) FOUNDRY_CUDA_REPORT(cudaFree(data_));
+    if (data_ != nullptr) {
+      detail::forget_checked_memory_on_free(data_, size_ * sizeof(T));
+      FOUNDRY_CUDA_REPORT(cudaFree(data_));
+    }
     data_ = nullptr;
     size_ = 0;
   }

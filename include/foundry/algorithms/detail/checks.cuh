@@ -13,6 +13,7 @@
 
 #include <foundry/core/error.cuh>
 #include <foundry/core/overlap.cuh>
+#include <foundry/memory/checked_memory.cuh>
 #include <foundry/runtime/device.cuh>
 
 #include <cuda_runtime_api.h>
@@ -81,15 +82,20 @@ inline void expect_scratch(const void* data, std::size_t given, std::size_t need
 /// peer access to it (`cudaDeviceCanAccessPeer`); whether that access was granted
 /// (`cudaDeviceEnablePeerAccess`, or `cudaMemPoolSetAccess` for stream-ordered memory) is
 /// not checked. Page-locked memory is judged by its mapping on the current device.
-/// One `cudaPointerGetAttributes` per pointer. Null or `device` < 0: nothing to check.
+/// One `cudaPointerGetAttributes` per pointer, except for a pointer into an allocation
+/// of the device itself or managed memory that passed before (checked_memory.cuh: no
+/// driver call then). Null or `device` < 0: nothing to check.
 inline void expect_device_accessible(const void* p, int device, const char* what) {
-  if (p == nullptr || device < 0) return;
+  if (p == nullptr || device < 0 || is_checked_memory(p, device)) return;
   cudaPointerAttributes a{};
   if (!query_pointer(p, a)) return;
   switch (a.type) {
-    case cudaMemoryTypeManaged: return;
+    case cudaMemoryTypeManaged: remember_checked_memory(p, device); return;
     case cudaMemoryTypeDevice: {
-      if (a.device == device) return;
+      if (a.device == device) {
+        remember_checked_memory(p, device);
+        return;
+      }
       int peer = 0;
       clear_own_error(cudaDeviceCanAccessPeer(&peer, device, a.device));
       FOUNDRY_EXPECTS(peer != 0, std::string(what) + " is memory of device " + std::to_string(a.device) +
