@@ -84,6 +84,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -377,7 +378,18 @@ __global__ void __launch_bounds__(Policy::byte_block_threads)
   const auto add = [&](std::uint32_t byte) {
     atomicAdd(lane_counters + (byte >> 1) * warp_threads, 1u << ((byte & 1u) * 16));
   };
+  // A vector of 16 equal bytes (an input that stays on one value) costs one atomic;
+  // the check costs a few integer ops per 16 samples on any other input.
   const auto add_vector = [&](const aligned_vector<Sample, 16>& v) {
+    std::uint32_t words[4];
+    static_assert(sizeof(words) == sizeof(v));
+    std::memcpy(words, &v, sizeof(words));
+    const std::uint32_t splat = (words[0] & 0xFFu) * 0x01010101u;
+    if (words[0] == splat && words[1] == splat && words[2] == splat && words[3] == splat) {
+      const std::uint32_t byte = words[0] & 0xFFu;
+      atomicAdd(lane_counters + (byte >> 1) * warp_threads, 16u << ((byte & 1u) * 16));
+      return;
+    }
 #pragma unroll
     for (int k = 0; k < 16; ++k) add(static_cast<std::uint8_t>(v[k]));
   };
