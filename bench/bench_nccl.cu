@@ -101,28 +101,20 @@ gpu_group& group_of(int g) {
   return *slot;
 }
 
-// Median seconds per call of `enqueue(s)` on GPU 0, after one warm-up: five samples of ten
-// back-to-back calls between two events, so that the host's enqueue time of a call overlaps
-// the GPU work of the one before (as the harness's spin kernel hides it for the sharded rows):
-// the one-GPU baseline of the scaling efficiency.
+// Median seconds per call of `enqueue(s)` on GPU 0, hot, taken by the same sampler as the
+// sharded rows' `bench::measure` (warm-up, a spin kernel before each sample that hides the
+// host's enqueue time and keeps the clocks up, batches of calls): the one-GPU baseline of
+// the scaling efficiency. A baseline timed differently is not comparable: ten back-to-back
+// calls between two events on an idle GPU read 2^30 floats 10% slower than `measure` did
+// (2026-12-04), which made the sharded reduce on one GPU look 1.12x "efficient".
 template <class Enqueue>
 double one_gpu_seconds(Enqueue&& enqueue) {
-  constexpr int samples = 5;
-  constexpr int calls = 10;
   foundry::device_guard on(0);
   foundry::stream s;
-  enqueue(s.view());
+  const bench::options opt{};
+  const auto stats = bench::detail::take_samples(opt.max_samples, s.view(), enqueue, opt);
   s.synchronize();
-  foundry::event a, b;
-  std::vector<double> t;
-  for (int i = 0; i < samples; ++i) {
-    a.record(s);
-    for (int c = 0; c < calls; ++c) enqueue(s.view());
-    b.record(s);
-    t.push_back(foundry::elapsed_ms(a, b) * 1e-3 / calls);
-  }
-  std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
-  return t[t.size() / 2];
+  return stats.median_seconds;
 }
 
 // Fills in the counters the multi-GPU table reads; t from the harness's TFLOP/s or GB/s.
