@@ -5,9 +5,10 @@
 // float input. Host arrays are foundry::pinned_buffer, allocated and filled once per row.
 //  - serial: one stream; copy the whole array in, one foundry::transform, copy it all out,
 //    synchronise (device buffers of the full size: 8 GiB for the 4 GiB rows).
-//  - foundry: foundry::stream_pipeline<float> with its defaults (4 streams, 16 MiB chunks),
+//  - foundry: foundry::stream_pipeline<float> with its defaults (4 lanes, 16 MiB chunks),
 //    the same transform per chunk, so that copy in, kernel and copy out of different
-//    chunks overlap.
+//    chunks overlap: every copy in on one stream, every copy out on another, the kernels
+//    on the lanes' streams (pipeline.cuh's schedule).
 // Timed on the host (foundry::bench::measure_blocking): the pipeline's run waits on its
 // streams from the host, and spans several streams that one stream's events cannot see.
 // GB/s counts bytes in + bytes out; TFLOP/s counts 2 flops per FMA. The harness's
@@ -22,6 +23,11 @@
 // approach 3x serial; the rows show how close it comes.
 // Measured on the H200: pinned H2D 55.5 GB/s and D2H 55.3 GB/s alone, 50.7 GB/s each way
 // at once (bench_transfer's h2d/pinned and d2h/pinned rows); pageable 6.3 GB/s.
+// The bound (an estimate from those figures): the pipeline takes at least its bytes at
+// 50.7 GB/s each way plus one chunk's copy (the first copy in and the last copy out
+// overlap nothing), so with 16 MiB chunks at most ~1.76x serial at 256 MiB, ~1.83x at
+// 1 GiB, ~1.85x at 4 GiB; 8 MiB chunks raise the 256 MiB bound to ~1.80x, if 32 copies
+// a way cost no more than 16.
 //
 // Correct before timed: each row runs once into an output poisoned with NaN and compares
 // a sample of the output with a CPU reference, bit for bit: indices 0 and n - 1 and one
@@ -157,7 +163,8 @@ void bm_pipeline(benchmark::State& state, schedule sched, std::size_t lanes = 0,
 void bm_pipeline_cheap(benchmark::State& state, schedule sched) { bm_pipeline<cheap_op>(state, sched); }
 void bm_pipeline_compute(benchmark::State& state, schedule sched) { bm_pipeline<compute_op>(state, sched); }
 /// Rows pipeline_tuning/foundry/<bytes>/<lanes>/<chunk MiB>: the cheap kernel through pipelines
-/// of other shapes than the default (4 lanes of 16 MiB), to choose the default from.
+/// of other shapes than the default (4 lanes of 16 MiB), to choose the default from; at 256 MiB,
+/// whether smaller chunks pay for a shorter fill and drain (see the bound above).
 void bm_pipeline_tuning(benchmark::State& state) {
   bm_pipeline<cheap_op>(state, schedule::foundry, static_cast<std::size_t>(state.range(1)),
                         static_cast<std::size_t>(state.range(2)) * mib);
@@ -188,6 +195,9 @@ BENCHMARK(bm_pipeline_tuning)
     ->Args({gib, 8, 4})
     ->Args({gib, 8, 8})
     ->Args({gib, 8, 16})
+    ->Args({256 * mib, 2, 8})
+    ->Args({256 * mib, 4, 4})
+    ->Args({256 * mib, 4, 8})
     ->Iterations(10);
 BENCHMARK_CAPTURE(bm_pipeline_compute, serial, schedule::serial)
     ->Name("pipeline_compute/serial")
