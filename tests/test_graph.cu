@@ -66,11 +66,13 @@ std::vector<cudaGraphNode_t> graph_nodes(const foundry::graph& g) {
   return nodes;
 }
 std::vector<cudaGraphEdgeData> graph_edges(const foundry::graph& g) {
-  std::size_t count = 0;
-  FOUNDRY_CUDA_TRY(cudaGraphGetEdges(g.get(), nullptr, nullptr, nullptr, &count));
+  // Asked for with room to spare, CUDA lowering the count to the edges there are: a
+  // count-only query passes no edge data, which CUDA may refuse as lossy for programmatic edges.
+  std::size_t count = 2 * graph_nodes(g).size() + 1;
   std::vector<cudaGraphNode_t> from(count), to(count);
   std::vector<cudaGraphEdgeData> data(count);
   FOUNDRY_CUDA_TRY(cudaGraphGetEdges(g.get(), from.data(), to.data(), data.data(), &count));
+  data.resize(count);
   return data;
 }
 
