@@ -5,9 +5,10 @@
 // float input. Host arrays are foundry::pinned_buffer, allocated and filled once per row.
 //  - serial: one stream; copy the whole array in, one foundry::transform, copy it all out,
 //    synchronise (device buffers of the full size: 8 GiB for the 4 GiB rows).
-//  - foundry: foundry::stream_pipeline<float> with its defaults (4 streams, 16 MiB chunks),
+//  - foundry: foundry::stream_pipeline<float> with its defaults (4 lanes, 8 MiB chunks),
 //    the same transform per chunk, so that copy in, kernel and copy out of different
-//    chunks overlap.
+//    chunks overlap: every copy in on one stream, every copy out on another, the kernels
+//    on the lanes' streams (pipeline.cuh's schedule).
 // Timed on the host (foundry::bench::measure_blocking): the pipeline's run waits on its
 // streams from the host, and spans several streams that one stream's events cannot see.
 // GB/s counts bytes in + bytes out; TFLOP/s counts 2 flops per FMA. The harness's
@@ -22,11 +23,16 @@
 // approach 3x serial; the rows show how close it comes.
 // Measured on the H200: pinned H2D 55.5 GB/s and D2H 55.3 GB/s alone, 50.7 GB/s each way
 // at once (bench_transfer's h2d/pinned and d2h/pinned rows); pageable 6.3 GB/s.
+// The bound (an estimate from those figures): the pipeline takes at least its bytes at
+// 50.7 GB/s each way plus one chunk's copy (the first copy in and the last copy out
+// overlap nothing), so with 8 MiB chunks at most ~1.81x serial at 256 MiB, ~1.84x at
+// 1 GiB, ~1.85x at 4 GiB (with 16 MiB chunks, ~1.76x at 256 MiB), if the copies of one
+// direction follow one another with no gap.
 //
 // Correct before timed: each row runs once into an output poisoned with NaN and compares
 // a sample of the output with a CPU reference, bit for bit: indices 0 and n - 1 and one
-// pseudo-random index in each of 16384 equal slices, so that every 16 MiB chunk is visited
-// (at least 64 samples a chunk at 4 GiB). Both kernels use explicit fmaf, which the host
+// pseudo-random index in each of 16384 equal slices, so that every 8 MiB chunk is visited
+// (at least 32 samples a chunk at 4 GiB). Both kernels use explicit fmaf, which the host
 // and the device round the same way.
 
 #include <foundry/algorithms/transform.cuh>
@@ -56,7 +62,7 @@ constexpr std::int64_t mib = std::int64_t{1} << 20;
 constexpr std::int64_t gib = std::int64_t{1} << 30;
 
 /// FMAs per element in pipeline_compute, chosen so that a chunk's kernel lasts about as
-/// long as its copy. Estimate, not yet measured: a default 16 MiB chunk (4 Mi floats)
+/// long as its copy. Estimate, not yet measured: a 16 MiB chunk (4 Mi floats)
 /// crosses the link in ~0.3 ms at 55 GB/s; the H200's FP32 cores run ~30e12 FMA/s
 /// (~60 TFLOP/s), so 0.3 ms is ~9e9 FMAs, ~2000 per element.
 constexpr int compute_fmas_per_element = 2048;
@@ -157,7 +163,8 @@ void bm_pipeline(benchmark::State& state, schedule sched, std::size_t lanes = 0,
 void bm_pipeline_cheap(benchmark::State& state, schedule sched) { bm_pipeline<cheap_op>(state, sched); }
 void bm_pipeline_compute(benchmark::State& state, schedule sched) { bm_pipeline<compute_op>(state, sched); }
 /// Rows pipeline_tuning/foundry/<bytes>/<lanes>/<chunk MiB>: the cheap kernel through pipelines
-/// of other shapes than the default (4 lanes of 16 MiB), to choose the default from.
+/// of other shapes than the default (4 lanes of 8 MiB), to choose the default from; at 256 MiB,
+/// whether smaller chunks pay for a shorter fill and drain (see the bound above).
 void bm_pipeline_tuning(benchmark::State& state) {
   bm_pipeline<cheap_op>(state, schedule::foundry, static_cast<std::size_t>(state.range(1)),
                         static_cast<std::size_t>(state.range(2)) * mib);
@@ -183,11 +190,14 @@ BENCHMARK(bm_pipeline_tuning)
     ->Apply(bench::configure)
     ->Args({gib, 2, 16})
     ->Args({gib, 4, 4})
-    ->Args({gib, 4, 8})
+    ->Args({gib, 4, 16})
     ->Args({gib, 4, 64})
     ->Args({gib, 8, 4})
     ->Args({gib, 8, 8})
     ->Args({gib, 8, 16})
+    ->Args({256 * mib, 2, 8})
+    ->Args({256 * mib, 4, 4})
+    ->Args({256 * mib, 4, 16})
     ->Iterations(10);
 BENCHMARK_CAPTURE(bm_pipeline_compute, serial, schedule::serial)
     ->Name("pipeline_compute/serial")

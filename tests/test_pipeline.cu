@@ -8,6 +8,7 @@
 #include <foundry/runtime/stream.cuh>
 #include <support/test_support.cuh>
 
+#include <algorithm>
 #include <stdexcept>
 #include <vector>
 
@@ -71,6 +72,54 @@ TEST_CASE("a pipeline with fewer streams than chunks reuses its buffers correctl
   std::vector<float> out(n, foundry::test::poison_value<float>());
   pipeline.run(const_span(in), span(out), affine_work{});
   CHECK(out == serial_affine(in));
+}
+
+TEST_CASE("a pipeline whose first chunk's work is slow still gives each chunk its own result", "[gpu]") {
+  // The work of chunk 0 waits ~2 ms before it reads its input and writes its output,
+  // while the copies of the later chunks are ready to go: a copy in that did not wait for
+  // the work that last read its lane's input buffer (or staging buffer) would overwrite
+  // chunk 0's input before it is read. Every lane count, pinned and pageable memory.
+  const std::size_t n = 9 * chunk + 31;
+  const auto in = foundry::test::random_vector<float>(n, -10.0f, 10.0f, 19);
+  const auto expected = serial_affine(in);
+  foundry::pinned_buffer<float> pinned_in(n), pinned_out(n);
+  std::copy(in.begin(), in.end(), pinned_in.begin());
+  for (const std::size_t lanes : {std::size_t{1}, std::size_t{2}, std::size_t{3}}) {
+    foundry::stream_pipeline<float> pipeline(chunk, lanes);
+    for (const bool pinned : {false, true}) {
+      CAPTURE(lanes, pinned);
+      std::vector<float> pageable_out(n, foundry::test::poison_value<float>());
+      std::fill(pinned_out.begin(), pinned_out.end(), foundry::test::poison_value<float>());
+      const auto source = pinned ? cuda::std::span<const float>(pinned_in.span()) : const_span(in);
+      const auto destination = pinned ? pinned_out.span() : span(pageable_out);
+      int calls = 0;
+      pipeline.run(source, destination,
+                   [&](cuda::std::span<const float> x, cuda::std::span<float> y, cuda::stream_ref s) {
+                     if (calls++ == 0) foundry::test::enqueue_spin_cycles(s, 4'000'000);
+                     affine_work{}(x, y, s);
+                   });
+      CHECK(std::vector<float>(destination.begin(), destination.end()) == expected);
+    }
+  }
+}
+
+TEST_CASE("a pipeline gives chunk c's work the stream of lane c mod the lane count, a stream per lane", "[gpu]") {
+  foundry::stream_pipeline<float> pipeline(chunk, 3);
+  const std::size_t n = 7 * chunk;
+  const std::vector<float> in(n, 1.0f);
+  std::vector<float> out(n);
+  std::vector<cudaStream_t> streams;
+  const auto record_stream = [&](cuda::std::span<const float> x, cuda::std::span<float> y, cuda::stream_ref s) {
+    streams.push_back(s.get());
+    affine_work{}(x, y, s);
+  };
+  pipeline.run(const_span(in), span(out), record_stream);
+  REQUIRE(streams.size() == 7);
+  CHECK(streams[0] != streams[1]);
+  CHECK(streams[1] != streams[2]);
+  CHECK(streams[0] != streams[2]);
+  for (std::size_t c = 3; c < streams.size(); ++c) CHECK(streams[c] == streams[c % 3]);
+  CHECK(out == std::vector<float>(n, 3.0f));
 }
 
 TEST_CASE("a pipeline streams pinned and pageable input and output in every combination", "[gpu]") {

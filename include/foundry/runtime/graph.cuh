@@ -14,6 +14,16 @@
 /// A captured graph remembers the pointers and kernel arguments of the capture:
 /// replaying it reads and writes the same buffers, which must outlive the
 /// `graph_exec`. To change the arguments, capture again and `update` the executable.
+///
+/// What a replay still pays per kernel is the GPU's gap between dependent kernels: a
+/// kernel node starts only when the one before it has finished. A kernel launched with
+/// `launch_dependency::programmatic` (sm_90 and later; foundry's memory-bound algorithms
+/// launch that way) is captured with a programmatic edge from the kernel before it
+/// (`cudaGraphDependencyTypeProgrammatic`), so in a replay, as on a stream, it is
+/// launched while that kernel still runs and waits in `wait_for_prior_grids()` instead:
+/// the launch latency of consecutive kernels overlaps. The semantics are those of the
+/// stream: each kernel sees all of the previous kernel's writes after its wait.
+/// `graph_exec::upload` moves the one-time cost of a first launch out of the way.
 
 #include <foundry/core/error.cuh>
 #include <foundry/runtime/stream.cuh>
@@ -145,6 +155,18 @@ class graph_exec {
     detail::expect_explicit_stream(s);
     FOUNDRY_EXPECTS(handle_ != nullptr, "launching a moved-from graph_exec");
     FOUNDRY_CUDA_TRY(cudaGraphLaunch(handle_, s.get()));
+  }
+
+  /// Uploads the executable's work to the device on `s` (asynchronous), which the first
+  /// launch does by itself otherwise: call it once, after instantiating, so that the first
+  /// launch costs what later ones do (no launch after the first gains anything). It is
+  /// ordered after the work before it on `s` and the executable's earlier launches; launch
+  /// on `s`, or on a stream ordered after it, to find the upload done. Throws `std::invalid_argument` for the
+  /// null stream or a moved-from executable, `cuda_error` if the upload fails.
+  void upload(cuda::stream_ref s) const {
+    detail::expect_explicit_stream(s);
+    FOUNDRY_EXPECTS(handle_ != nullptr, "uploading a moved-from graph_exec");
+    FOUNDRY_CUDA_TRY(cudaGraphUpload(handle_, s.get()));
   }
 
   /// Tries to give this executable the parameters of `g` (kernel arguments, copy
