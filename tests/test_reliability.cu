@@ -10,6 +10,7 @@
 #include <foundry/foundry.cuh>
 #include <support/test_support.cuh>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <climits>
@@ -18,6 +19,7 @@
 #include <cstdlib>
 #include <exception>
 #include <future>
+#include <numeric>
 #include <string>
 #include <thread>
 #include <utility>
@@ -256,6 +258,44 @@ TEST_CASE("launches, allocations and reductions run on the stream's device, whic
       FOUNDRY_CUDA_TRY(cudaPointerGetAttributes(&attributes, x.data()));
       CHECK(attributes.device == target);
       CHECK(foundry::current_device() == current);  // the launches switched and switched back
+    }
+  }
+  FOUNDRY_CUDA_TRY(cudaSetDevice(0));
+}
+
+TEST_CASE("a pipeline made on one device runs there while another device is current", "[gpu][multi_gpu]") {
+  REQUIRE_DEVICES(2);
+  const int count = foundry::device_count();
+  const std::size_t n = (std::size_t{1} << 20) + 7;
+  std::vector<std::int64_t> pageable_in(n);
+  for (std::size_t i = 0; i < n; ++i) pageable_in[i] = static_cast<std::int64_t>(i);
+  foundry::pinned_buffer<std::int64_t> pinned_in(n);
+  std::copy(pageable_in.begin(), pageable_in.end(), pinned_in.data());
+  for (int target = 0; target < count; ++target) {
+    FOUNDRY_CUDA_TRY(cudaSetDevice(target));
+    foundry::stream_pipeline<std::int64_t> pipeline(std::size_t{1} << 16, 3);
+    for (int current = 0; current < count; ++current) {
+      if (current == target) continue;
+      CAPTURE(target, current);
+      FOUNDRY_CUDA_TRY(cudaSetDevice(current));
+      int work_device = -1;
+      const auto work = [&](cuda::std::span<const std::int64_t> in, cuda::std::span<std::int64_t> out,
+                            cuda::stream_ref s) {
+        work_device = foundry::stream_device(s.get());
+        foundry::transform(in, out, twice{}, s);
+      };
+      std::vector<std::int64_t> out(n, -1);
+      pipeline.run(cuda::std::span<const std::int64_t>(pageable_in), cuda::std::span<std::int64_t>(out), work);
+      CHECK(work_device == target);
+      CHECK(out[0] == 0);
+      CHECK(out[n - 1] == 2 * static_cast<std::int64_t>(n - 1));
+      CHECK(std::accumulate(out.begin(), out.end(), std::int64_t{0}) ==
+            twice_iota_sum(0, static_cast<std::int64_t>(n)));
+      std::fill(out.begin(), out.end(), -1);
+      pipeline.run(cuda::std::span<const std::int64_t>(pinned_in.data(), n), cuda::std::span<std::int64_t>(out), work);
+      CHECK(std::accumulate(out.begin(), out.end(), std::int64_t{0}) ==
+            twice_iota_sum(0, static_cast<std::int64_t>(n)));
+      CHECK(foundry::current_device() == current);
     }
   }
   FOUNDRY_CUDA_TRY(cudaSetDevice(0));

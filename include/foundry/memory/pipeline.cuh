@@ -55,6 +55,7 @@
 #include <foundry/core/error.cuh>
 #include <foundry/memory/device_buffer.cuh>
 #include <foundry/memory/pinned_buffer.cuh>
+#include <foundry/runtime/device.cuh>
 #include <foundry/runtime/event.cuh>
 #include <foundry/runtime/stream.cuh>
 
@@ -145,13 +146,18 @@ class stream_pipeline {
   /// `cuda_error` for a failed CUDA call; and rethrows what `work` throws. On any
   /// exception every stream is synchronised first, `out` is partly written, and the
   /// pipeline can run again (unless a sticky CUDA error broke the context). A moved-from
-  /// pipeline throws `std::invalid_argument` on non-empty input.
+  /// pipeline throws `std::invalid_argument` on non-empty input. Runs on the device that
+  /// was current when the pipeline was made, whichever is current now (and leaves the
+  /// current device as it found it).
   template <class Work>
   void run(cuda::std::span<const In> in, cuda::std::span<Out> out, Work&& work) {
     FOUNDRY_EXPECTS(in.size() == out.size(), "pipeline input and output differ in size (" + std::to_string(in.size()) +
                                                  " and " + std::to_string(out.size()) + " elements)");
     if (in.empty()) return;
     FOUNDRY_EXPECTS(!lanes_.empty(), "run on a moved-from pipeline (it has no streams left)");
+    // The streams and buffers belong to the device that was current at construction; a
+    // copy enqueued while another device is current could fail (or stage on the wrong one).
+    const device_guard on(stream_device(copy_in_.get()));
     const bool in_pinned = detail::is_pinned_host(in.data(), "input");
     const bool out_pinned = detail::is_pinned_host(out.data(), "output");
     for (lane& l : lanes_) l.allocate_staging(!in_pinned, !out_pinned);
