@@ -49,9 +49,11 @@ struct checked_memory_registry {
   std::mutex mutex;
   std::vector<std::pair<std::uintptr_t, std::uintptr_t>> ranges;
 };
+/// Never destroyed: a buffer with static storage may be freed after every function-local
+/// static of this header is gone.
 inline checked_memory_registry& checked_memory_ranges() {
-  static checked_memory_registry registry;
-  return registry;
+  static auto* registry = new checked_memory_registry;
+  return *registry;
 }
 
 struct checked_range {
