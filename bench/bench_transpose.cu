@@ -6,6 +6,12 @@
 //    bytes, edge tiles on two sides), and "transpose_f64/.../8192x8192";
 //  - "transpose_f32/foundry_tile32/16384x16384": a 32 x 32 tile (4 elements per thread,
 //    the textbook shape), to measure what the default's 64 x 64 tile buys;
+//  - issue 18's candidates for the odd shape, each at 16384x16384 and 16383x16385:
+//    "foundry_store32" and "foundry_store128" (64 x 64 tiles, output rows split between
+//    blocks at 32- or 128-byte aligned addresses: no partial sector writes),
+//    "foundry_tile128x32" (128 input rows x 32 columns: 512 contiguous bytes per output
+//    row, the misaligned ends a smaller share), "foundry_t512_tile64x128_store32" (512
+//    threads, 64 rows x 128 columns: 512 bytes per input row, sector-aligned output runs);
 //  - "copy_2d_f32/{foundry,cudaMemcpy2D}/16383x16385" with both pitches cols + 7.
 // GB/s counts bytes read + written: each element read once and written once (padding
 // excluded). Correct before timed: every output element is compared bitwise with its
@@ -34,11 +40,28 @@ struct shape {
   std::int64_t cols;
 };
 
-enum class variant { naive, foundry, foundry_tile32, memcpy };
+enum class variant { naive, foundry, memcpy };
 
-struct tile32_policy : foundry::transpose_policy {
-  __host__ __device__ static constexpr int tile_side(std::size_t) { return 32; }
+// A tuning candidate: Threads per block, Rows × Cols tiles (the default's 32 × 32 where
+// Rows × Cols elements would take more than 32 KiB), output rows split at StoreAlignment
+// bytes (0: at multiples of Rows), BlocksPerSm for the register budget.
+template <int Threads, int Rows, int Cols, int StoreAlignment, int BlocksPerSm>
+struct transpose_candidate : foundry::transpose_policy {
+  static constexpr int block_threads = Threads;
+  __host__ __device__ static constexpr bool fits(std::size_t element_bytes) {
+    return element_bytes * Rows * Cols <= 32 * 1024;
+  }
+  __host__ __device__ static constexpr int tile_rows(std::size_t element_bytes) {
+    return fits(element_bytes) ? Rows : 32;
+  }
+  __host__ __device__ static constexpr int tile_cols(std::size_t element_bytes) {
+    return fits(element_bytes) ? Cols : 32;
+  }
+  static constexpr int store_alignment_bytes = StoreAlignment;
+  __host__ __device__ static constexpr int min_blocks_per_sm(std::size_t) { return BlocksPerSm; }
 };
+
+using tile32_policy = transpose_candidate<256, 32, 32, 0, 5>;
 
 // Counts the (r, c) of the rows × cols input (pitch in_pitch) whose output element,
 // out[r * out_row_step + c * out_col_step], differs bitwise. A block per input row.
@@ -101,7 +124,7 @@ struct matrix_pair_data {
   foundry::device_buffer<T> out;
 };
 
-template <class T>
+template <class T, class Policy = foundry::transpose_policy>
 void bm_transpose(benchmark::State& state, variant v, shape sh) {
   matrix_pair_data<T> d(sh, sh.cols, sh.cols, sh.rows);
   const matrix_view<const T> in{d.in.data(), sh.rows, sh.cols, sh.cols};
@@ -110,8 +133,7 @@ void bm_transpose(benchmark::State& state, variant v, shape sh) {
   auto enqueue = [&](cuda::stream_ref s) {
     switch (v) {
       case variant::naive: foundry::naive::transpose(in, out, s); break;
-      case variant::foundry: foundry::transpose(in, out, s); break;
-      case variant::foundry_tile32: foundry::transpose<tile32_policy>(in, out, s); break;
+      case variant::foundry: foundry::transpose<Policy>(in, out, s); break;
       case variant::memcpy:
         FOUNDRY_CUDA_TRY(cudaMemcpyAsync(d.out.data(), d.in.data(), bytes, cudaMemcpyDeviceToDevice, s.get()));
         break;
@@ -150,6 +172,14 @@ void add(const std::string& name, Fn fn, variant v, shape sh) {
 
 std::string size_name(shape sh) { return "/" + std::to_string(sh.rows) + "x" + std::to_string(sh.cols); }
 
+// "transpose_f32/foundry_<name>" at the square shape and the odd one.
+template <class Policy>
+void add_candidate(const std::string& name) {
+  for (const shape sh : {shape{16384, 16384}, shape{16383, 16385}}) {
+    add("transpose_f32/foundry_" + name + size_name(sh), bm_transpose<float, Policy>, variant::foundry, sh);
+  }
+}
+
 const bool registered = [] {
   for (const shape sh : {shape{16384, 16384}, shape{8192, 32768}, shape{16383, 16385}}) {
     add("transpose_f32/naive" + size_name(sh), bm_transpose<float>, variant::naive, sh);
@@ -157,7 +187,11 @@ const bool registered = [] {
     add("transpose_f32/cudaMemcpy" + size_name(sh), bm_transpose<float>, variant::memcpy, sh);
   }
   const shape square{16384, 16384};
-  add("transpose_f32/foundry_tile32" + size_name(square), bm_transpose<float>, variant::foundry_tile32, square);
+  add("transpose_f32/foundry_tile32" + size_name(square), bm_transpose<float, tile32_policy>, variant::foundry, square);
+  add_candidate<transpose_candidate<256, 64, 64, 32, 5>>("store32");
+  add_candidate<transpose_candidate<256, 64, 64, 128, 4>>("store128");
+  add_candidate<transpose_candidate<256, 128, 32, 0, 5>>("tile128x32");
+  add_candidate<transpose_candidate<512, 64, 128, 32, 2>>("t512_tile64x128_store32");
   const shape f64{8192, 8192};
   add("transpose_f64/naive" + size_name(f64), bm_transpose<double>, variant::naive, f64);
   add("transpose_f64/foundry" + size_name(f64), bm_transpose<double>, variant::foundry, f64);

@@ -1,7 +1,9 @@
 // transpose and copy_2d, plus the naive transpose twin: CPU references on seeded random
 // data at odd shapes (edge tiles, one row, one column), pitched rows whose padding must
-// stay poisoned, a misaligned input, element types of 1, 2, 4, 8 and 16 bytes, views of
-// different layouts, a matrix past 2^31 elements, and the argument checks.
+// stay poisoned, a misaligned input or output, element types of 1, 2, 4, 8 and 16 bytes,
+// views of different layouts, a matrix past 2^31 elements, and the argument checks; the
+// tuning candidates of bench_transpose (rectangular tiles, output rows split at aligned
+// addresses) on the same cases, and the split points' arithmetic on the host.
 //
 // Every comparison is bitwise (the data are random bytes, NaNs included): a transpose
 // moves elements, it never computes with them.
@@ -13,6 +15,7 @@
 #include <foundry/runtime/stream.cuh>
 #include <support/test_support.cuh>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -34,13 +37,38 @@ struct shape {
   std::int64_t cols;
 };
 
-// Empty, single element, one row, one column, around the 32 and 64 of the tiles, and
+// Empty, single element, one row, one column, around the 32, 64 and 128 of the tiles, and
 // large enough for many interior tiles.
 const std::vector<shape>& odd_shapes() {
-  static const std::vector<shape> shapes{{0, 5},   {5, 0},   {1, 1},   {1, 4099}, {4099, 1},    {31, 33},
-                                         {32, 32}, {33, 31}, {64, 64}, {65, 63},  {1023, 1025}, {2049, 4099}};
+  static const std::vector<shape> shapes{{0, 5},     {5, 0},     {1, 1},       {1, 4099},   {4099, 1},
+                                         {31, 33},   {32, 32},   {33, 31},     {64, 64},    {65, 63},
+                                         {129, 127}, {127, 129}, {1023, 1025}, {2049, 4099}};
   return shapes;
 }
+
+// bench_transpose's tuning candidates: Threads per block, Rows × Cols tiles (the default's
+// 32 × 32 where Rows × Cols elements would take more than 32 KiB), output rows split at
+// StoreAlignment bytes (0: at multiples of Rows), BlocksPerSm for the register budget.
+template <int Threads, int Rows, int Cols, int StoreAlignment, int BlocksPerSm>
+struct transpose_candidate : foundry::transpose_policy {
+  static constexpr int block_threads = Threads;
+  __host__ __device__ static constexpr bool fits(std::size_t element_bytes) {
+    return element_bytes * Rows * Cols <= 32 * 1024;
+  }
+  __host__ __device__ static constexpr int tile_rows(std::size_t element_bytes) {
+    return fits(element_bytes) ? Rows : 32;
+  }
+  __host__ __device__ static constexpr int tile_cols(std::size_t element_bytes) {
+    return fits(element_bytes) ? Cols : 32;
+  }
+  static constexpr int store_alignment_bytes = StoreAlignment;
+  __host__ __device__ static constexpr int min_blocks_per_sm(std::size_t) { return BlocksPerSm; }
+};
+
+using store32_policy = transpose_candidate<256, 64, 64, 32, 5>;
+using store128_policy = transpose_candidate<256, 64, 64, 128, 4>;
+using tile128x32_policy = transpose_candidate<256, 128, 32, 0, 5>;
+using wide_store32_policy = transpose_candidate<512, 64, 128, 32, 2>;
 
 // `n` elements of random bits (seeded), whatever the type.
 template <class T>
@@ -63,25 +91,27 @@ std::int64_t first_bit_difference(const std::vector<T>& a, const std::vector<T>&
 
 enum class algorithm { transpose, naive_transpose, copy_2d };
 
-// One call on a rows × cols input of pitch `in_pitch` starting `in_offset` elements into
-// its allocation; the output (cols × rows, or rows × cols for copy_2d) has pitch
-// `out_pitch` and an allocation of out_rows × out_pitch elements, all poisoned first.
-// The whole output allocation is compared with a CPU reference: padding stays poisoned.
-template <class T>
+// One call (`transpose` with `Policy`) on a rows × cols input of pitch `in_pitch` starting
+// `in_offset` elements into its allocation; the output (cols × rows, or rows × cols for
+// copy_2d) has pitch `out_pitch` and starts `out_offset` elements into an allocation of
+// out_offset + out_rows × out_pitch elements, all poisoned first. The whole output
+// allocation is compared with a CPU reference: padding stays poisoned.
+template <class T, class Policy = foundry::transpose_policy>
 void check_against_reference(algorithm a, shape sh, std::int64_t in_pitch, std::int64_t out_pitch,
-                             std::size_t in_offset, std::uint64_t seed_id, cuda::stream_ref s) {
+                             std::size_t in_offset, std::size_t out_offset, std::uint64_t seed_id, cuda::stream_ref s) {
   const bool transposes = a != algorithm::copy_2d;
   const std::int64_t out_rows = transposes ? sh.cols : sh.rows;
   const std::int64_t out_cols = transposes ? sh.rows : sh.cols;
   const auto in = random_elements<T>(in_offset + static_cast<std::size_t>(sh.rows * in_pitch), seed_id);
   const auto d_in = to_device(in, s);
-  auto d_out = poisoned_device_buffer<T>(static_cast<std::size_t>(out_rows * out_pitch), s);
+  auto d_out = poisoned_device_buffer<T>(out_offset + static_cast<std::size_t>(out_rows * out_pitch), s);
 
   const matrix_view<const T> in_view{d_in.data() == nullptr ? nullptr : d_in.data() + in_offset, sh.rows, sh.cols,
                                      in_pitch};
-  const matrix_view<T> out_view{d_out.data(), out_rows, out_cols, out_pitch};
+  const matrix_view<T> out_view{d_out.data() == nullptr ? nullptr : d_out.data() + out_offset, out_rows, out_cols,
+                                out_pitch};
   switch (a) {
-    case algorithm::transpose: foundry::transpose(in_view, out_view, s); break;
+    case algorithm::transpose: foundry::transpose<Policy>(in_view, out_view, s); break;
     case algorithm::naive_transpose: foundry::naive::transpose(in_view, out_view, s); break;
     case algorithm::copy_2d: foundry::copy_2d(in_view, out_view, s); break;
   }
@@ -90,25 +120,27 @@ void check_against_reference(algorithm a, shape sh, std::int64_t in_pitch, std::
   for (std::int64_t r = 0; r < sh.rows; ++r) {
     for (std::int64_t c = 0; c < sh.cols; ++c) {
       const std::int64_t o = transposes ? c * out_pitch + r : r * out_pitch + c;
-      expected[static_cast<std::size_t>(o)] = in[in_offset + static_cast<std::size_t>(r * in_pitch + c)];
+      expected[out_offset + static_cast<std::size_t>(o)] = in[in_offset + static_cast<std::size_t>(r * in_pitch + c)];
     }
   }
   CHECK(first_bit_difference(to_host(d_out, s), expected) == -1);
 }
 
-// Contiguous (pitch == row length), pitched (in: cols + 3, out: out_cols + 5), and the
-// pitched input misaligned by one element.
-template <class T>
+// Contiguous (pitch == row length), pitched (in: cols + 3, out: out_cols + 5), the input,
+// the output or both misaligned by one element, pitched or not.
+template <class T, class Policy = foundry::transpose_policy>
 void check_odd_shapes(algorithm a, cuda::stream_ref s) {
   const bool transposes = a != algorithm::copy_2d;
   std::uint64_t seed_id = 0;
   for (const shape sh : odd_shapes()) {
     CAPTURE(sh.rows, sh.cols);
     const std::int64_t out_cols = transposes ? sh.rows : sh.cols;
-    check_against_reference<T>(a, sh, sh.cols, out_cols, 0, ++seed_id, s);
-    check_against_reference<T>(a, sh, sh.cols + 3, out_cols + 5, 0, ++seed_id, s);
-    check_against_reference<T>(a, sh, sh.cols + 3, out_cols + 5, 1, ++seed_id, s);
-    check_against_reference<T>(a, sh, sh.cols, out_cols, 1, ++seed_id, s);
+    check_against_reference<T, Policy>(a, sh, sh.cols, out_cols, 0, 0, ++seed_id, s);
+    check_against_reference<T, Policy>(a, sh, sh.cols + 3, out_cols + 5, 0, 0, ++seed_id, s);
+    check_against_reference<T, Policy>(a, sh, sh.cols + 3, out_cols + 5, 1, 0, ++seed_id, s);
+    check_against_reference<T, Policy>(a, sh, sh.cols, out_cols, 1, 0, ++seed_id, s);
+    check_against_reference<T, Policy>(a, sh, sh.cols, out_cols, 0, 1, ++seed_id, s);
+    check_against_reference<T, Policy>(a, sh, sh.cols + 3, out_cols + 5, 1, 1, ++seed_id, s);
   }
 }
 
@@ -161,6 +193,18 @@ TEMPLATE_TEST_CASE("transpose matches a CPU reference at odd shapes, pitches and
   check_odd_shapes<TestType>(algorithm::transpose, s);
 }
 
+TEMPLATE_TEST_CASE("transpose's tuning candidates match the same CPU reference", "[gpu]", store32_policy,
+                   store128_policy, tile128x32_policy, wide_store32_policy) {
+  // Every element size: the split points move by up to alignment / sizeof(T) - 1 rows
+  // (capped at a tile's rows for bytes), and 16-byte elements fall back to 32 × 32 tiles.
+  foundry::stream s;
+  check_odd_shapes<std::uint8_t, TestType>(algorithm::transpose, s);
+  check_odd_shapes<std::uint16_t, TestType>(algorithm::transpose, s);
+  check_odd_shapes<float, TestType>(algorithm::transpose, s);
+  check_odd_shapes<double, TestType>(algorithm::transpose, s);
+  check_odd_shapes<quad, TestType>(algorithm::transpose, s);
+}
+
 TEMPLATE_TEST_CASE("copy_2d matches a CPU reference at odd shapes, pitches and offsets", "[gpu]", std::uint8_t,
                    std::uint16_t, float, double, quad) {
   foundry::stream s;
@@ -183,8 +227,8 @@ TEMPLATE_TEST_CASE("copy_2d moves 16-byte vectors when pointers and pitches allo
     CAPTURE(sh.rows, sh.cols);
     const std::int64_t in_pitch = (sh.cols / v + 1) * v;
     const std::int64_t out_pitch = (sh.cols / v + 2) * v;
-    check_against_reference<TestType>(algorithm::copy_2d, sh, in_pitch, out_pitch, 0, ++seed_id, s);
-    check_against_reference<TestType>(algorithm::copy_2d, sh, in_pitch, in_pitch, 0, ++seed_id, s);
+    check_against_reference<TestType>(algorithm::copy_2d, sh, in_pitch, out_pitch, 0, 0, ++seed_id, s);
+    check_against_reference<TestType>(algorithm::copy_2d, sh, in_pitch, in_pitch, 0, 0, ++seed_id, s);
   }
 }
 
@@ -274,6 +318,62 @@ TEST_CASE("transpose and copy_2d cover 46341 x 46349 one-byte elements", "[gpu][
   foundry::copy_2d(matrix_view<const std::uint8_t>{in.data(), rows, cols, cols},
                    matrix_view<std::uint8_t>{copy.data(), rows, cols, pitch}, s);
   CHECK(byte_pattern_mismatches(copy.data(), rows, cols, pitch, false, s) == 0);
+}
+
+// ---- tile arithmetic, on the host ----
+
+TEST_CASE("the default transpose tile is 64 x 64 for floats, with no shear") {
+  using tile = foundry::detail::transpose_tile<foundry::transpose_policy, float>;
+  STATIC_REQUIRE(tile::rows == 64);
+  STATIC_REQUIRE(tile::cols == 64);
+  STATIC_REQUIRE(tile::extra_rows == 0);
+  STATIC_REQUIRE(tile::items == 16);
+  STATIC_REQUIRE(tile::store_steps == 2);
+  using sheared = foundry::detail::transpose_tile<store128_policy, float>;
+  STATIC_REQUIRE(sheared::extra_rows == 31);
+  STATIC_REQUIRE(sheared::loaded_rows == 95);
+  STATIC_REQUIRE(sheared::store_steps == 3);
+  // One-byte elements: 128 bytes would be 127 more rows; capped at a tile's 64.
+  STATIC_REQUIRE(foundry::detail::transpose_tile<store128_policy, std::uint8_t>::extra_rows == 63);
+}
+
+TEST_CASE("aligned split points cut every output row into consecutive runs at aligned addresses") {
+  // Rows at many byte offsets (pitches that are not multiples of the alignment, bases
+  // misaligned by one element): the runs [split(k), split(k + 1)) of consecutive tiles
+  // must cover the row exactly once, each inner split point on an aligned address and at
+  // most alignment / size - 1 elements past k * tile_rows.
+  using foundry::detail::aligned_split;
+  const std::int64_t tile_rows = 64;
+  for (const std::size_t size : {1, 2, 4, 8, 16}) {
+    for (const std::size_t alignment : {32, 128}) {
+      const std::size_t step = std::min<std::size_t>(alignment, size * tile_rows);
+      for (const std::int64_t length : {1, 63, 64, 65, 1000, 16383}) {
+        for (std::uintptr_t offset = 0; offset < 2 * alignment; offset += size) {
+          CAPTURE(size, alignment, length, offset);
+          const std::uintptr_t row = 0x10000 + offset;
+          std::int64_t previous = aligned_split(row, 0, length, size, step);
+          REQUIRE(previous == 0);
+          for (std::int64_t k = 1; k * tile_rows < length + tile_rows; ++k) {
+            const std::int64_t at = aligned_split(row, k * tile_rows, length, size, step);
+            REQUIRE(at >= previous);
+            if (at < length) {
+              REQUIRE((row + static_cast<std::uintptr_t>(at) * size) % step == 0);
+              REQUIRE(at - k * tile_rows <= static_cast<std::int64_t>(step / size) - 1);
+            }
+            previous = at;
+          }
+          REQUIRE(previous == length);
+        }
+      }
+    }
+  }
+  // A base that no element boundary aligns (a 16-byte element at a 4-byte offset): the
+  // runs still tile the row, with split points at most one element late.
+  for (std::int64_t k = 1; k < 10; ++k) {
+    const std::int64_t at = aligned_split(0x10004, k * 64, 1000, 16, 32);
+    REQUIRE(at >= k * 64);
+    REQUIRE(at <= k * 64 + 1);
+  }
 }
 
 // ---- argument checks: they throw before any CUDA call, so they run without a GPU ----

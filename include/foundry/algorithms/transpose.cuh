@@ -17,19 +17,22 @@
 /// the same two paths below.
 ///
 /// Design (three layers: host call -> `detail::launch_transpose` / `detail::launch_copy_2d` -> kernel):
-///  - transpose: one block per square tile of `transpose_policy::tile_side` elements
-///    (64 × 64 for elements of up to 8 bytes), a 1D grid over the tiles, input-row
-///    tiles fastest. 32 lanes along a tile row, `block_threads / 32` rows at a time:
-///    every thread issues all its loads (16 for a 64 × 64 tile) before it stores any to
-///    shared memory, so 16 KiB of float reads per block are in flight; after one
-///    barrier the lanes read a tile column out of shared memory and write it as a row of
-///    the output. Reads and writes are one contiguous run of 32 elements per warp
-///    instruction (128 bytes for floats, whatever the pitch). The shared rows are padded
-///    by one element (4 bytes for 1- and 2-byte elements) so that a column read hits 32
-///    different banks. Only the tiles that stick out of the matrix check bounds.
-///    Element-wide accesses rather than 16-byte vectors: an odd pitch (16383 × 16385)
-///    leaves the rows at every offset modulo 16 bytes, and a warp's 128 contiguous bytes
-///    already fill whole lines; what the textbook kernel lacks is bytes in flight.
+///  - transpose: one block per tile of `tile_rows` × `tile_cols` input elements (64 × 64
+///    for elements of up to 8 bytes), a 1D grid over the tiles, input-row tiles fastest.
+///    32 lanes along a tile row, `block_threads / 32` rows at a time: every thread issues
+///    all its loads (16 for a 64 × 64 tile) before it stores any to shared memory, so
+///    16 KiB of float reads per block are in flight; after one barrier the lanes read a
+///    tile column out of shared memory and write it as a row of the output. Reads and
+///    writes are one contiguous run of 32 elements per warp instruction (128 bytes for
+///    floats, whatever the pitch). The shared rows are padded by one element (4 bytes for
+///    1- and 2-byte elements) so that a column read hits 32 different banks. Only the
+///    tiles that stick out of the matrix check bounds. Element-wide accesses rather than
+///    16-byte vectors: an odd pitch (16383 × 16385) leaves the rows at every offset modulo
+///    16 bytes. With `store_alignment_bytes` set, each output row is split between blocks
+///    at aligned addresses instead of at multiples of `tile_rows` (the tile's rows then
+///    shear by up to `store_alignment_bytes / sizeof(T) - 1`): at an odd pitch, the
+///    default's runs start mid-sector in most output rows, and the sectors at both ends
+///    of every run are written in part, by two blocks.
 ///  - copy_2d: each block copies one chunk of `block_threads × vectors_per_thread`
 ///    vectors of one row (rows past the grid's 65535 by striding), loading all before
 ///    storing any; 16-byte vectors when both base pointers and both pitches allow them,
@@ -68,11 +71,23 @@ struct transpose_policy {
   /// per SM, more than twice the ~32 KiB of reads in flight that an H200 SM needs to keep
   /// its share of the bandwidth busy (4.8 TB/s × ~1 us loaded latency / 132 SMs).
   static constexpr int block_threads = 256;
-  /// Side of the square tile, in elements (a multiple of 32 and of `block_threads / 32`).
-  /// Not yet measured on the H200. Expected: 64 gives every thread 16 elements in flight
-  /// (the textbook 32 × 32 tile, 4 per thread, reached only 0.6× cudaMemcpy); 32 for
-  /// 16-byte elements keeps the tile within the 48 KiB of static shared memory.
-  __host__ __device__ static constexpr int tile_side(std::size_t element_bytes) { return element_bytes <= 8 ? 64 : 32; }
+  /// Input rows per tile: the run of contiguous elements that each output row receives
+  /// from one block (a multiple of 32 and of `block_threads / 32`). Not yet measured on
+  /// the H200. Expected: 64 gives every thread 16 elements in flight (the textbook
+  /// 32 × 32 tile, 4 per thread, reached only 0.6× cudaMemcpy); 32 for 16-byte elements
+  /// keeps the tile within the 48 KiB of static shared memory.
+  __host__ __device__ static constexpr int tile_rows(std::size_t element_bytes) { return element_bytes <= 8 ? 64 : 32; }
+  /// Input columns per tile: the run of contiguous elements that each input row gives
+  /// one block (a multiple of 32 and of `block_threads / 32`). Square with `tile_rows`.
+  __host__ __device__ static constexpr int tile_cols(std::size_t element_bytes) { return element_bytes <= 8 ? 64 : 32; }
+  /// 0: each output row is split between blocks at multiples of `tile_rows`. A power of
+  /// two from 32 (an L2 sector) to 128 (a line): the split points of each output row move
+  /// up to the next element whose address is a multiple of this many bytes, so that no
+  /// sector (or line) of the output is written in part, or by two blocks (except at a
+  /// row's ends); each block then loads up to `store_alignment_bytes / sizeof(T) - 1`
+  /// more input rows. Capped at `tile_rows` elements. H200, floats: 0 reached 0.95×
+  /// cudaMemcpy at 16384 × 16384 (every row 128-byte aligned), 0.63× at 16383 × 16385.
+  static constexpr int store_alignment_bytes = 0;
   /// Blocks per SM that `__launch_bounds__` asks registers for. Not yet measured on the
   /// H200. sm_90, CUDA 13.0 (ptxas): 5 holds a 64 × 64 float tile to 48 registers, no
   /// spills (80 KiB of tiles per SM); 4 holds doubles to 64, no spills (128 KiB).
@@ -171,28 +186,56 @@ void expect_matrix_memory(const matrix_view<In>& in, const matrix_view<Out>& out
   expect_device_accessible(out.data, device, (std::string(algorithm) + " output").c_str());
 }
 
-/// The shape of one transpose tile of `T` under `Policy`.
+/// The shape of one transpose tile of `T` under `Policy`: `rows` × `cols` input elements,
+/// plus `extra_rows` below them when the output rows are split at aligned addresses.
 template <class Policy, class T>
 struct transpose_tile {
-  static constexpr int side = Policy::tile_side(sizeof(T));
+  static constexpr int rows = Policy::tile_rows(sizeof(T));  ///< an output row's run per block
+  static constexpr int cols = Policy::tile_cols(sizeof(T));  ///< an input row's run per block
   static constexpr int lanes = 32;
   static constexpr int rows_per_pass = Policy::block_threads / lanes;
-  static constexpr int passes = side / rows_per_pass;  ///< rows each thread moves
-  static constexpr int lane_steps = side / lanes;      ///< elements each thread moves per row
-  static constexpr int items = passes * lane_steps;    ///< elements per thread
+  /// Bytes that the output rows' split points are aligned to (0: split at multiples of `rows`).
+  static constexpr std::size_t alignment =
+      std::min<std::size_t>(static_cast<std::size_t>(Policy::store_alignment_bytes), sizeof(T) * rows);
+  /// How far a split point can move: the input rows loaded past the tile's own.
+  static constexpr int extra_rows = alignment == 0 ? 0 : static_cast<int>(alignment / sizeof(T)) - 1;
+  static constexpr int loaded_rows = rows + extra_rows;
+  static constexpr int load_passes = ceil_div(loaded_rows, rows_per_pass);  ///< input rows per thread
+  static constexpr int load_steps = cols / lanes;                           ///< elements per thread per input row
+  static constexpr int items = load_passes * load_steps;                    ///< elements per thread
+  static constexpr int store_passes = cols / rows_per_pass;                 ///< output rows per thread
+  static constexpr int store_steps = ceil_div(loaded_rows, lanes);          ///< elements per thread per output row
   /// Shared row padding: a column read then hits a different 4-byte bank per lane
   /// (row pitch an odd number of words for 1, 2 and 4 bytes; for 8 and 16 bytes an
   /// odd number of elements, conflict-free within the half- and quarter-warps that
   /// 64- and 128-bit accesses are served in).
   static constexpr int pad = sizeof(T) >= 4 ? 1 : static_cast<int>(4 / sizeof(T));
-  static constexpr int shared_pitch = side + pad;
-  static constexpr std::size_t shared_bytes = sizeof(T) * side * shared_pitch;
+  static constexpr int shared_pitch = cols + pad;
+  /// Shared rows: every row a load pass reaches, so that passes store without a check.
+  static constexpr int shared_rows = load_passes * rows_per_pass;
+  static constexpr std::size_t shared_bytes = sizeof(T) * shared_rows * shared_pitch;
 
   static_assert(Policy::block_threads % lanes == 0, "transpose: block_threads must be a whole number of warps");
-  static_assert(side % lanes == 0 && side % rows_per_pass == 0,
-                "transpose: tile_side must be a multiple of 32 and of block_threads / 32");
+  static_assert(rows % lanes == 0 && rows % rows_per_pass == 0 && cols % lanes == 0 && cols % rows_per_pass == 0,
+                "transpose: tile_rows and tile_cols must be multiples of 32 and of block_threads / 32");
+  static_assert(alignment == 0 || (alignment % sizeof(T) == 0 && (alignment & (alignment - 1)) == 0),
+                "transpose: store_alignment_bytes must be 0 or a power of two that holds whole elements");
   static_assert(shared_bytes <= 48 * 1024, "transpose: the tile exceeds 48 KiB of static shared memory");
 };
+
+/// Where a run of an output row begins when runs are split at aligned addresses: the
+/// first index at or after `j` whose element lies at a multiple of `alignment` bytes, for
+/// a row whose element 0 lies at byte address `row_address`; 0 for `j <= 0` and `limit`
+/// (the row's length) when that comes first. Consecutive split points of a row never
+/// cross while `alignment / element_bytes` is at most the distance between their `j`s.
+__host__ __device__ constexpr std::int64_t aligned_split(std::uintptr_t row_address, std::int64_t j, std::int64_t limit,
+                                                         std::size_t element_bytes, std::size_t alignment) noexcept {
+  if (j <= 0) return 0;
+  if (j >= limit) return limit;
+  const std::uintptr_t address = row_address + static_cast<std::uintptr_t>(j) * element_bytes;
+  const auto shift = static_cast<std::int64_t>((alignment - address % alignment) % alignment / element_bytes);
+  return j + shift < limit ? j + shift : limit;
+}
 
 /// Moves the tile whose first input element is (r0, c0): reads its rows into shared
 /// memory, then writes its columns as rows of `out`. `Edge`: the tile may stick out of
@@ -202,8 +245,8 @@ __device__ inline void move_transpose_tile(const matrix_view<const T>& in, const
                                            std::int64_t r0, std::int64_t c0) {
   const int x = static_cast<int>(threadIdx.x);
   const int y = static_cast<int>(threadIdx.y);
-  const int rows_here = Edge && in.rows - r0 < Tile::side ? static_cast<int>(in.rows - r0) : Tile::side;
-  const int cols_here = Edge && in.cols - c0 < Tile::side ? static_cast<int>(in.cols - c0) : Tile::side;
+  const int rows_here = Edge && in.rows - r0 < Tile::rows ? static_cast<int>(in.rows - r0) : Tile::rows;
+  const int cols_here = Edge && in.cols - c0 < Tile::cols ? static_cast<int>(in.cols - c0) : Tile::cols;
   const std::int64_t in_step = std::int64_t{Tile::rows_per_pass} * in.ld;
   const std::int64_t out_step = std::int64_t{Tile::rows_per_pass} * out.ld;
 
@@ -211,21 +254,21 @@ __device__ inline void move_transpose_tile(const matrix_view<const T>& in, const
   const T* g_in = in.data + (r0 + y) * in.ld + c0 + x;
   T r_items[Tile::items];
 #pragma unroll
-  for (int j = 0; j < Tile::passes; ++j) {
+  for (int j = 0; j < Tile::load_passes; ++j) {
 #pragma unroll
-    for (int h = 0; h < Tile::lane_steps; ++h) {
+    for (int h = 0; h < Tile::load_steps; ++h) {
       if (!Edge || (y + j * Tile::rows_per_pass < rows_here && x + h * Tile::lanes < cols_here)) {
-        r_items[j * Tile::lane_steps + h] = g_in[j * in_step + h * Tile::lanes];
+        r_items[j * Tile::load_steps + h] = g_in[j * in_step + h * Tile::lanes];
       }
     }
   }
 #pragma unroll
-  for (int j = 0; j < Tile::passes; ++j) {
+  for (int j = 0; j < Tile::load_passes; ++j) {
 #pragma unroll
-    for (int h = 0; h < Tile::lane_steps; ++h) {
+    for (int h = 0; h < Tile::load_steps; ++h) {
       if (!Edge || (y + j * Tile::rows_per_pass < rows_here && x + h * Tile::lanes < cols_here)) {
         s_tile[(y + j * Tile::rows_per_pass) * Tile::shared_pitch + x + h * Tile::lanes] =
-            r_items[j * Tile::lane_steps + h];
+            r_items[j * Tile::load_steps + h];
       }
     }
   }
@@ -234,14 +277,84 @@ __device__ inline void move_transpose_tile(const matrix_view<const T>& in, const
   // 2. Lanes down a tile column (shared), along an output row (global).
   T* g_out = out.data + (c0 + y) * out.ld + r0 + x;
 #pragma unroll
-  for (int j = 0; j < Tile::passes; ++j) {
+  for (int j = 0; j < Tile::store_passes; ++j) {
 #pragma unroll
-    for (int h = 0; h < Tile::lane_steps; ++h) {
+    for (int h = 0; h < Tile::store_steps; ++h) {
       const int tile_col = y + j * Tile::rows_per_pass;
       const int tile_row = x + h * Tile::lanes;
       if (!Edge || (tile_col < cols_here && tile_row < rows_here)) {
         g_out[j * out_step + h * Tile::lanes] = s_tile[tile_row * Tile::shared_pitch + tile_col];
       }
+    }
+  }
+  __syncthreads();  // the block's next tile overwrites s_tile
+}
+
+/// `move_transpose_tile` with the output rows split at aligned addresses: output row c
+/// gets input rows [aligned_split(c, r0), aligned_split(c, r0 + rows)) from this block, a
+/// run that starts on an aligned address and holds whole sectors. Each lane loads only the
+/// rows of its column's run, so that every input element is read by one block. `Edge`: the
+/// tile sticks out past the last input column (the last rows are cut by the split points).
+template <class Tile, bool Edge, class T>
+__device__ inline void move_transpose_tile_aligned(const matrix_view<const T>& in, const matrix_view<T>& out, T* s_tile,
+                                                   std::int64_t r0, std::int64_t c0) {
+  const int x = static_cast<int>(threadIdx.x);
+  const int y = static_cast<int>(threadIdx.y);
+  const int cols_here = Edge && in.cols - c0 < Tile::cols ? static_cast<int>(in.cols - c0) : Tile::cols;
+  const auto out_address = reinterpret_cast<std::uintptr_t>(out.data);
+  // [first, last) of output row c0 + tile_col, relative to r0.
+  auto run_bounds = [&](int tile_col, int& first, int& last) {
+    const std::uintptr_t row = out_address + static_cast<std::uintptr_t>((c0 + tile_col) * out.ld) * sizeof(T);
+    first = static_cast<int>(aligned_split(row, r0, in.rows, sizeof(T), Tile::alignment) - r0);
+    last = static_cast<int>(aligned_split(row, r0 + Tile::rows, in.rows, sizeof(T), Tile::alignment) - r0);
+  };
+
+  // 1. Every load issued before any is used: lanes along an input row, each within the
+  //    run of the output row that its column becomes.
+  int first[Tile::load_steps];
+  int last[Tile::load_steps];
+#pragma unroll
+  for (int h = 0; h < Tile::load_steps; ++h) {
+    first[h] = 0;
+    last[h] = 0;
+    if (!Edge || x + h * Tile::lanes < cols_here) run_bounds(x + h * Tile::lanes, first[h], last[h]);
+  }
+  const std::int64_t in_step = std::int64_t{Tile::rows_per_pass} * in.ld;
+  const T* g_in = in.data + (r0 + y) * in.ld + c0 + x;
+  T r_items[Tile::items];
+#pragma unroll
+  for (int j = 0; j < Tile::load_passes; ++j) {
+#pragma unroll
+    for (int h = 0; h < Tile::load_steps; ++h) {
+      const int row = y + j * Tile::rows_per_pass;
+      if (row >= first[h] && row < last[h]) r_items[j * Tile::load_steps + h] = g_in[j * in_step + h * Tile::lanes];
+    }
+  }
+  // Unchecked: an element outside its column's run is never read back (one predicate
+  // per element instead of two keeps the sheared tile within the register budget).
+#pragma unroll
+  for (int j = 0; j < Tile::load_passes; ++j) {
+#pragma unroll
+    for (int h = 0; h < Tile::load_steps; ++h) {
+      s_tile[(y + j * Tile::rows_per_pass) * Tile::shared_pitch + x + h * Tile::lanes] =
+          r_items[j * Tile::load_steps + h];
+    }
+  }
+  __syncthreads();
+
+  // 2. A warp per output row: lanes along its run, which starts on an aligned address.
+#pragma unroll
+  for (int j = 0; j < Tile::store_passes; ++j) {
+    const int tile_col = y + j * Tile::rows_per_pass;
+    if (Edge && tile_col >= cols_here) continue;
+    int row_first = 0;
+    int row_last = 0;
+    run_bounds(tile_col, row_first, row_last);
+    T* g_out = out.data + (c0 + tile_col) * out.ld + r0;
+#pragma unroll
+    for (int h = 0; h < Tile::store_steps; ++h) {
+      const int tile_row = row_first + x + h * Tile::lanes;
+      if (tile_row < row_last) g_out[tile_row] = s_tile[tile_row * Tile::shared_pitch + tile_col];
     }
   }
   __syncthreads();  // the block's next tile overwrites s_tile
@@ -257,17 +370,25 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_
   T* s_tile = reinterpret_cast<T*>(s_raw);
   allow_dependent_launch();
   wait_for_prior_grids();
-  const std::int64_t tiles_x = ceil_div<std::int64_t>(in.cols, tile::side);
-  const std::int64_t tiles = tiles_x * ceil_div<std::int64_t>(in.rows, tile::side);
-  const std::int64_t full_rows = in.rows / tile::side;  // tile rows that lie wholly inside
-  const std::int64_t full_cols = in.cols / tile::side;
+  const std::int64_t tiles_x = ceil_div<std::int64_t>(in.cols, tile::cols);
+  const std::int64_t tiles = tiles_x * ceil_div<std::int64_t>(in.rows, tile::rows);
+  const std::int64_t full_rows = in.rows / tile::rows;  // tile rows that lie wholly inside
+  const std::int64_t full_cols = in.cols / tile::cols;
   for (std::int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     const std::int64_t ty = t / tiles_x;
     const std::int64_t tx = t - ty * tiles_x;
-    if (ty < full_rows && tx < full_cols) {
-      move_transpose_tile<tile, false>(in, out, s_tile, ty * tile::side, tx * tile::side);
+    const std::int64_t r0 = ty * tile::rows;
+    const std::int64_t c0 = tx * tile::cols;
+    if constexpr (tile::alignment != 0) {
+      if (tx < full_cols) {
+        move_transpose_tile_aligned<tile, false>(in, out, s_tile, r0, c0);
+      } else {
+        move_transpose_tile_aligned<tile, true>(in, out, s_tile, r0, c0);
+      }
+    } else if (ty < full_rows && tx < full_cols) {
+      move_transpose_tile<tile, false>(in, out, s_tile, r0, c0);
     } else {
-      move_transpose_tile<tile, true>(in, out, s_tile, ty * tile::side, tx * tile::side);
+      move_transpose_tile<tile, true>(in, out, s_tile, r0, c0);
     }
   }
 }
@@ -276,8 +397,8 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_
 template <class Policy, class T>
 void launch_transpose(const matrix_view<const T>& in, const matrix_view<T>& out, cuda::stream_ref s) {
   using tile = transpose_tile<Policy, T>;
-  const std::uint64_t tiles = ceil_div<std::uint64_t>(static_cast<std::uint64_t>(in.rows), tile::side) *
-                              ceil_div<std::uint64_t>(static_cast<std::uint64_t>(in.cols), tile::side);
+  const std::uint64_t tiles = ceil_div<std::uint64_t>(static_cast<std::uint64_t>(in.rows), tile::rows) *
+                              ceil_div<std::uint64_t>(static_cast<std::uint64_t>(in.cols), tile::cols);
   launch_config c;
   c.grid = dim3(static_cast<std::uint32_t>(std::min<std::uint64_t>(tiles, max_grid_x)), 1, 1);
   c.block = dim3(tile::lanes, tile::rows_per_pass, 1);
