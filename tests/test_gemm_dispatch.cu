@@ -210,6 +210,15 @@ TEST_CASE("make_gemm_plan takes rung 4 where the wgmma rung cannot describe the 
   CHECK((odd.rung == gemm_rung::tensor_core && odd.fallback && odd.split_k == 1));
   CHECK(foundry::make_gemm_plan(p, gemm_rung::tensor_core, 132).fallback);
 
+  // A deep K on the fallback splits as the fast kernel would: 2 tiles of 64 x 64 for 132
+  // SMs want 66 slices, capped at 16 of 736 (a multiple of block_k 32).
+  auto deep = plan_problem<__nv_bfloat16>(82, 14, 11373);
+  deep.lda = 11373;
+  const foundry::gemm_plan split = foundry::make_gemm_plan(deep, gemm_rung::wgmma, 132);
+  CHECK((split.fallback && split.split_k == 16 && split.k_per_split == 736));
+  CHECK(split.workspace_bytes == 16u * 82u * 14u * sizeof(float));
+  CHECK(foundry::make_gemm_plan(deep, gemm_rung::tensor_core, 132, 3).split_k == 3);
+
   p.lda = 64;
   p.k = 0;  // TMA needs K >= 1; rung 4's fast kernel takes it
   const foundry::gemm_plan empty_k = foundry::make_gemm_plan(p, gemm_rung::wgmma, 132);

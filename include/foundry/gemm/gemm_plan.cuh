@@ -47,7 +47,7 @@ enum class gemm_rung {
 struct gemm_plan {
   /// The rung that runs the problem.
   gemm_rung rung = gemm_rung::naive;
-  /// Rung 4 only: the unaligned-operand kernel (scalar loads, no pipeline, no split-K).
+  /// Rung 4 only: the unaligned-operand kernel (scalar loads, no pipeline; it splits K as the fast one does).
   bool fallback = false;
   /// Rows of C per block tile.
   int block_m = 0;
