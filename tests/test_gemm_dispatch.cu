@@ -1,22 +1,29 @@
 // The public foundry::gemm with 16-bit inputs: the dispatch reaches the fastest 16-bit rung of
 // the device (wgmma on compute capability 9.0 when this binary has sm_90a code, which
 // tests/CMakeLists.txt asks for; else the mma.sync tensor-core rung, sm_80+) and gives the right
-// result in every layout. The rungs themselves are tested in test_gemm_wgmma.cu and
+// result in every layout; the plan (host only) and the packing of misaligned 16-bit operands
+// (gemm_pack.cuh: plan on the host, copies and results on the GPU). The rungs themselves are tested in test_gemm_wgmma.cu and
 // test_gemm_tensor_core.cu; the fp32 rungs and the argument checks in test_gemm_fp32.cu.
 #include <catch2/catch.hpp>
 
 #include <foundry/gemm/gemm.cuh>
 #include <foundry/runtime/device.cuh>
 #include <foundry/runtime/stream.cuh>
+#include <support/gemm_test_case.cuh>
 #include <support/test_support.cuh>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <cuda/std/span>
+#include <cuda/stream_ref>
+
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 using foundry::matrix_layout;
@@ -210,6 +217,15 @@ TEST_CASE("make_gemm_plan takes rung 4 where the wgmma rung cannot describe the 
   CHECK((odd.rung == gemm_rung::tensor_core && odd.fallback && odd.split_k == 1));
   CHECK(foundry::make_gemm_plan(p, gemm_rung::tensor_core, 132).fallback);
 
+  // A deep K on the fallback splits as the fast kernel would: 2 tiles of 64 x 64 for 132
+  // SMs want 66 slices, capped at 16 of 736 (a multiple of block_k 32).
+  auto deep = plan_problem<__nv_bfloat16>(82, 14, 11373);
+  deep.lda = 11373;
+  const foundry::gemm_plan split = foundry::make_gemm_plan(deep, gemm_rung::wgmma, 132);
+  CHECK((split.fallback && split.split_k == 16 && split.k_per_split == 736));
+  CHECK(split.workspace_bytes == 16u * 82u * 14u * sizeof(float));
+  CHECK(foundry::make_gemm_plan(deep, gemm_rung::tensor_core, 132, 3).split_k == 3);
+
   p.lda = 64;
   p.k = 0;  // TMA needs K >= 1; rung 4's fast kernel takes it
   const foundry::gemm_plan empty_k = foundry::make_gemm_plan(p, gemm_rung::wgmma, 132);
@@ -235,4 +251,326 @@ TEST_CASE("gemm_plan::describe prints every choice on one line", "[gemm][plan]")
   const foundry::gemm_plan naive =
       foundry::make_gemm_plan(plan_problem<float>(3, 3, 0), foundry::gemm_rung::naive, 132);
   CHECK(naive.describe().rfind("naive, split-K 1: ", 0) == 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Packing (gemm_pack.cuh): 16-bit operands whose rows are off 16-byte boundaries are copied into
+// the workspace, aligned, where the copy is cheap next to the product. Plans on the host first.
+namespace {
+
+namespace gk = foundry::gemm_kernels;
+
+foundry::device_properties device_of(int compute_capability) {
+  foundry::device_properties d;
+  d.compute_capability_major = compute_capability / 10;
+  d.compute_capability_minor = compute_capability % 10;
+  d.sm_count = 132;
+  return d;
+}
+
+// The ladder's 16-bit rung at this compute capability (wgmma on 9.0 when this binary has sm_90a code).
+foundry::gemm_rung fast_16bit_rung(int compute_capability) {
+  return gk::gemm_wgmma_available(compute_capability) ? foundry::gemm_rung::wgmma : foundry::gemm_rung::tensor_core;
+}
+
+template <class In>
+const In* fake_address(std::uintptr_t address) {
+  return reinterpret_cast<const In*>(address);
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// Copies whatever the product's size, so that every pad runs on shapes whose reference is quick
+// (GPU cases below); the rule itself is checked with the default policy.
+struct pack_any_size : gk::gemm_pack_policy {
+  static constexpr double flops_per_byte = 1e-30;
+  static constexpr double min_flops = 0.0;
+};
+
+}  // namespace
+
+TEST_CASE("make_gemm_plan packs a 16-bit operand whose rows are off 16-byte boundaries", "[gemm][plan][pack]") {
+  using foundry::gemm_rung;
+  for (const int cc : {80, 90}) {
+    INFO("sm_" << cc);
+    const foundry::device_properties device = device_of(cc);
+    const gemm_rung fast = fast_16bit_rung(cc);
+
+    // A's leading dimension 4100 (8k + 4): A alone is copied, to 4096. 512 tiles: no split.
+    auto a_only = plan_problem<__nv_bfloat16>(4096, 4096, 4096);
+    a_only.lda = 4100;
+    const foundry::gemm_plan a = foundry::make_gemm_plan(a_only, device);
+    CHECK((a.rung == fast && !a.fallback && a.split_k == 1));
+    CHECK((a.pack_a && !a.pack_b && a.packed_lda == 4096 && a.packed_ldb == 0));
+    CHECK((a.pack_bytes == 4096u * 4096u * 2u && a.workspace_bytes == a.pack_bytes));
+    INFO(a.describe());
+    CHECK(contains(a.describe(), ", A packed (ld 4096), split-K 1 (33554432 bytes of workspace): "));
+    CHECK(contains(a.why, "packed for"));
+
+    // B stored N x K (op(B) from a transposed row-major matrix) with ld 4099, and A one element past
+    // a 16-byte boundary: both are copied, each keeping its orientation.
+    auto both = plan_problem<__half>(4096, 4096, 4096);
+    both.a = fake_address<__half>(4096 + 2);
+    both.b_n_contiguous = false;
+    both.ldb = 4099;
+    const foundry::gemm_plan ab = foundry::make_gemm_plan(both, device);
+    CHECK((ab.rung == fast && !ab.fallback));
+    CHECK((ab.pack_a && ab.pack_b && ab.packed_lda == 4096 && ab.packed_ldb == 4096));
+    CHECK(ab.pack_bytes == 2u * 4096u * 4096u * 2u);
+    CHECK(contains(ab.describe(), ", A and B packed (ld 4096, 4096), split-K 1 ("));
+
+    // B alone, N-contiguous with ld 4101; an M-contiguous A of 1001 rows with ld 1001 would be
+    // copied to ld 1008.
+    auto b_only = plan_problem<__nv_bfloat16>(4096, 4096, 4096);
+    b_only.ldb = 4101;
+    const foundry::gemm_plan b = foundry::make_gemm_plan(b_only, device);
+    CHECK((b.rung == fast && !b.pack_a && b.pack_b && b.packed_ldb == 4096 && b.packed_lda == 0));
+    CHECK(contains(b.describe(), ", B packed (ld 4096), "));
+    auto m_major = plan_problem<__nv_bfloat16>(1001, 4096, 4096);
+    m_major.a_k_contiguous = false;
+    m_major.lda = 1001;
+    const foundry::gemm_plan m = foundry::make_gemm_plan(m_major, device);
+    CHECK((m.rung == fast && m.pack_a && m.packed_lda == 1008));
+    CHECK(m.pack_bytes == 4096u * 1008u * 2u);  // K stored rows of 1008, already a multiple of 256 bytes
+
+    // Packed and split: 1024 x 1024 x 8192 with lda 8195 keeps its 4 slices of 2048; the
+    // slices follow the copy in the workspace.
+    auto deep = plan_problem<__nv_bfloat16>(1024, 1024, 8192);
+    deep.lda = 8195;
+    const foundry::gemm_plan split = foundry::make_gemm_plan(deep, device);
+    CHECK((split.rung == fast && split.pack_a && split.packed_lda == 8192));
+    CHECK((split.split_k == 4 && split.k_per_split == 2048));
+    CHECK(split.pack_bytes == 1024u * 8192u * 2u);
+    CHECK(split.workspace_bytes == split.pack_bytes + 4u * 1024u * 1024u * sizeof(float));
+  }
+}
+
+TEST_CASE("make_gemm_plan does not pack where the copy would cost more than it saves", "[gemm][plan][pack]") {
+  using foundry::gemm_rung;
+  const foundry::device_properties device = device_of(90);
+  // Too small: 64^3 is far below gemm_pack_policy::min_flops; rung 4's fallback, no workspace.
+  auto tiny = plan_problem<__nv_bfloat16>(64, 64, 64);
+  tiny.lda = 65;
+  const foundry::gemm_plan small = foundry::make_gemm_plan(tiny, device);
+  CHECK((small.rung == gemm_rung::tensor_core && small.fallback));
+  CHECK((!small.pack_a && !small.pack_b && small.pack_bytes == 0 && small.workspace_bytes == 0));
+  CHECK_FALSE(contains(small.describe(), "packed"));
+
+  // At 2^28 FLOPs (512^3) the copy of A pays; one K less and the product is too small.
+  auto edge = plan_problem<__nv_bfloat16>(512, 512, 512);
+  edge.lda = 513;
+  CHECK(foundry::make_gemm_plan(edge, device).pack_a);
+  edge.k = 511;
+  CHECK_FALSE(foundry::make_gemm_plan(edge, device).pack_a);
+
+  // 4096 x 16 x 4096: A's copy would move twice the bytes that the (memory-bound) product reads,
+  // B's (4096 x 16) a hundredth of them. B alone is copied; with A misaligned too, nothing is
+  // (copying B alone would leave the fallback in place).
+  auto narrow = plan_problem<__nv_bfloat16>(4096, 16, 4096);
+  narrow.ldb = 17;
+  const foundry::gemm_plan b = foundry::make_gemm_plan(narrow, device);
+  CHECK((b.pack_b && !b.pack_a && b.packed_ldb == 16 && !b.fallback));
+  narrow.lda = 4097;
+  const foundry::gemm_plan neither = foundry::make_gemm_plan(narrow, device);
+  CHECK((!neither.pack_a && !neither.pack_b && neither.fallback));
+
+  // Aligned operands, K = 0, a skinny shape, fp32 inputs, and a rung named by the caller: no packing.
+  CHECK_FALSE(foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(4096, 4096, 4096), device).pack_a);
+  auto empty_k = plan_problem<__nv_bfloat16>(4096, 4096, 0);
+  empty_k.lda = 3;
+  CHECK(foundry::make_gemm_plan(empty_k, device).rung == gemm_rung::naive);
+  auto skinny = plan_problem<__nv_bfloat16>(8, 16384, 16384);
+  skinny.lda = 16385;
+  CHECK((foundry::make_gemm_plan(skinny, device).rung == gemm_rung::skinny &&
+         !foundry::make_gemm_plan(skinny, device).pack_a));
+  auto fp32 = plan_problem<float>(4096, 4096, 4096);
+  fp32.lda = 4097;
+  CHECK_FALSE(foundry::make_gemm_plan(fp32, device).pack_a);
+  auto named = plan_problem<__nv_bfloat16>(4096, 4096, 4096);
+  named.lda = 4100;
+  const foundry::gemm_plan as_named = foundry::make_gemm_plan(named, gemm_rung::tensor_core, 132);
+  CHECK((as_named.fallback && !as_named.pack_a));
+}
+
+TEST_CASE("packing_pays compares the copy with the product at the ceilings", "[gemm][plan][pack]") {
+  using policy = gk::gemm_pack_policy;
+  const auto p = plan_problem<__nv_bfloat16>(1024, 1024, 1024);
+  const double flops = 2.0 * 1024 * 1024 * 1024;
+  CHECK(gk::packing_pays(p, flops / policy::flops_per_byte));
+  CHECK_FALSE(gk::packing_pays(p, flops / policy::flops_per_byte * 1.01));
+  // Memory-bound: the product's own bytes (A and B read, C written) bound the copy instead.
+  const auto flat = plan_problem<__nv_bfloat16>(16384, 16384, 2);
+  const double product_bytes = 2.0 * (16384.0 * 2 * 2) + 4.0 * 16384 * 16384;
+  CHECK(gk::packing_pays(flat, product_bytes));
+  CHECK_FALSE(gk::packing_pays(flat, product_bytes * 1.01));
+}
+
+TEST_CASE("packed_problem points the rung at the copies, A first, each 256-byte aligned", "[gemm][plan][pack]") {
+  auto p = plan_problem<__nv_bfloat16>(100, 200, 300);
+  p.lda = 301;
+  p.a_k_contiguous = true;
+  p.b_n_contiguous = false;  // B stored 200 rows of 300
+  p.ldb = 303;
+  const gk::gemm_pack_plan packing = gk::plan_packing<__nv_bfloat16, pack_any_size>(p);
+  REQUIRE((packing.a && packing.b));
+  foundry::gemm_plan plan;
+  gk::detail::record_packing(plan, packing);
+  CHECK((plan.packed_lda == 304 && plan.packed_ldb == 304));
+  const std::size_t a_bytes = foundry::round_up<std::size_t>(100u * 304u * 2u, 256u);  // 60800 -> 60928
+  CHECK(a_bytes == 60928u);
+  CHECK(plan.pack_bytes == a_bytes + foundry::round_up<std::size_t>(200u * 304u * 2u, 256u));
+  const auto q = gk::packed_problem(p, plan, 1u << 20);
+  CHECK((reinterpret_cast<std::uintptr_t>(q.a) == (1u << 20) && q.lda == 304 && q.a_k_contiguous));
+  CHECK((reinterpret_cast<std::uintptr_t>(q.b) == (1u << 20) + a_bytes && q.ldb == 304 && !q.b_n_contiguous));
+  CHECK((q.m == p.m && q.n == p.n && q.k == p.k && q.c == p.c && q.ldc == p.ldc));
+}
+
+TEST_CASE("a packed launch refuses a caller's workspace that is small, misaligned or overlapping",
+          "[gemm][plan][pack]") {
+  // Every check runs before anything is allocated or enqueued: fake addresses, no GPU.
+  auto p = plan_problem<__nv_bfloat16>(4096, 4096, 4096);
+  p.lda = 4100;
+  const foundry::gemm_plan plan = foundry::make_gemm_plan(p, device_of(90));
+  REQUIRE((plan.pack_a && plan.workspace_bytes == 4096u * 4096u * 2u));
+  const std::size_t floats = plan.workspace_bytes / sizeof(float);
+  const cuda::stream_ref s{cudaStreamLegacy};
+  const auto workspace_at = [&](std::uintptr_t address, std::size_t size) {
+    return cuda::std::span<float>(reinterpret_cast<float*>(address), size);
+  };
+  using packed = gk::detail::packed_operands<__nv_bfloat16>;
+  const std::uintptr_t far = std::uintptr_t{1} << 40;
+  CHECK_THROWS_WITH(packed(plan, p, workspace_at(far, floats - 1), s),
+                    Catch::Contains("smaller than the " + std::to_string(floats)));
+  CHECK_THROWS_WITH(packed(plan, p, workspace_at(far + 16, floats), s), Catch::Contains("256-byte aligned"));
+  CHECK_THROWS_WITH(packed(plan, p, workspace_at(4096, floats), s), Catch::Contains("packing workspace and A"));
+}
+
+// GPU: results of packed plans against the double-accumulated reference (support/gemm_test_case.cuh:
+// element-wise bound 1e-3 of sum |a b|, relative Frobenius 1e-2, C poisoned outside its window).
+namespace {
+
+// The plan foundry::gemm follows on this device, packing as `Policy` says.
+template <class Policy, class In>
+foundry::gemm_plan device_plan(const foundry::gemm_problem<In, float>& p) {
+  if constexpr (std::is_same_v<Policy, gk::gemm_pack_policy>) {
+    return foundry::make_gemm_plan(p, foundry::get_device_properties());
+  } else {
+    const foundry::device_properties& d = foundry::get_device_properties();
+    const foundry::gemm_rung rung = foundry::best_gemm_rung<In, float>(d.compute_capability());
+    const auto sm_count = [&d] { return d.sm_count; };
+    return foundry::detail::pack_where_it_pays<Policy>(foundry::detail::plan_rung(rung, p, 0, sm_count), rung, p,
+                                                       sm_count);
+  }
+}
+
+// Whether case c stores this operand off 16-byte boundaries (its pad or offset not a multiple of 8).
+bool misaligned(const foundry::test::gemm_case& c, bool padded) {
+  return padded && (c.ld_extra % 8 != 0 || c.operand_offset % 8 != 0);
+}
+
+// Runs case c through the packed plan (as foundry::gemm: the plan, then launch_plan) and checks
+// the result; the outcome's path says whether the plan packed exactly the misaligned operands
+// and runs the fast kernel of the device's 16-bit rung.
+template <class In, class Policy = pack_any_size>
+foundry::test::gemm_outcome require_packed(const foundry::test::gemm_case& c, cuda::std::span<float> workspace = {}) {
+  INFO(foundry::test::describe(c));
+  const auto path = [&c](const foundry::gemm_problem<In, float>& p) {
+    const foundry::gemm_plan plan = device_plan<Policy>(p);
+    UNSCOPED_INFO(plan.describe());
+    return plan.pack_a == misaligned(c, c.pad_a) && plan.pack_b == misaligned(c, c.pad_b) && !plan.fallback &&
+           plan.rung == foundry::best_gemm_rung<In, float>();
+  };
+  const auto enqueue = [workspace](const foundry::gemm_problem<In, float>& p, cuda::stream_ref s) {
+    foundry::detail::launch_plan(device_plan<Policy>(p), p, workspace, s);
+  };
+  return foundry::test::check_gemm_outcome(foundry::test::run_gemm_case<In>(c, path, enqueue), "packed plan");
+}
+
+// Case `sh` with pad `pad` on the leading dimensions (stored row length rounded up to 8, plus
+// pad) of the operands `pad_a`/`pad_b` select, `offset` elements before them, beta != 0 and a C
+// padded (ld n + 3) and one float off its allocation's start.
+foundry::test::gemm_case pack_case(foundry::test::gemm_shape sh, int pad, int offset, bool pad_a, bool pad_b) {
+  foundry::test::gemm_case c = foundry::test::make_gemm_case(sh, 1.25f, -0.5f);
+  c.ld_extra = pad;
+  c.operand_offset = offset;
+  c.pad_a = pad_a;
+  c.pad_b = pad_b;
+  c.c_ld_extra = 3;
+  c.c_offset = 1;
+  return c;
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("gemm packs A alone: every pad 0..7 of its leading dimension, a base one element off",
+                   "[gpu][gemm][pack]", __nv_bfloat16, __half) {
+  for (const bool a_k : {true, false}) {
+    for (int pad = 0; pad < 8; ++pad) {
+      // Pad 0 alone would be aligned: there the base is one element (2 bytes) off instead.
+      foundry::test::gemm_case c = pack_case({127, 259, 200}, pad, pad == 0 ? 1 : 0, true, false);
+      c.a_k_contiguous = a_k;
+      c.b_n_contiguous = pad % 2 == 0;
+      CHECK(require_packed<TestType>(c).path);
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("gemm packs B alone: every pad 0..7 of its leading dimension, a base one element off",
+                   "[gpu][gemm][pack]", __nv_bfloat16, __half) {
+  for (const bool b_n : {true, false}) {
+    for (int pad = 0; pad < 8; ++pad) {
+      foundry::test::gemm_case c = pack_case({259, 127, 200}, pad, pad == 0 ? 1 : 0, false, true);
+      c.a_k_contiguous = pad % 2 == 0;
+      c.b_n_contiguous = b_n;
+      CHECK(require_packed<TestType>(c).path);
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("gemm packs A and B: every pad 0..7 in every layout, with and without a base off",
+                   "[gpu][gemm][pack]", __nv_bfloat16, __half) {
+  for (const bool a_k : {true, false}) {
+    for (const bool b_n : {true, false}) {
+      for (int pad = 0; pad < 8; ++pad) {
+        // Pad 0 without an offset is the aligned control: nothing packed, the fast kernel as always.
+        for (const int offset : {0, 1}) {
+          foundry::test::gemm_case c = pack_case({130, 197, 161}, pad, offset, true, true);
+          c.a_k_contiguous = a_k;
+          c.b_n_contiguous = b_n;
+          CHECK(require_packed<TestType>(c).path);
+        }
+      }
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("gemm packs and splits K, into its own workspace or a caller's poisoned one", "[gpu][gemm][pack]",
+                   __nv_bfloat16, __half) {
+  // 130 x 260 x 2048: 4 block tiles or fewer for 132 SMs, so K is split; the slices follow the
+  // copies in the workspace. A caller's workspace holding NaN must be written before it is read.
+  foundry::test::gemm_case c = pack_case({130, 260, 2048}, 3, 1, true, true);
+  c.a_k_contiguous = false;
+  foundry::stream s;
+  foundry::gemm_problem<TestType, float> shape_only;
+  shape_only.m = c.m;
+  shape_only.n = c.n;
+  shape_only.k = c.k;
+  shape_only.lda = c.m + 3;  // misaligned, as the case stores them (the plan's sizes follow the extents)
+  shape_only.a_k_contiguous = false;
+  shape_only.ldb = c.n + 3;
+  const foundry::gemm_plan plan = device_plan<pack_any_size>(shape_only);
+  INFO(plan.describe());
+  REQUIRE((plan.pack_a && plan.pack_b && plan.split_k > 1));
+  CHECK(require_packed<TestType>(c).path);
+  auto workspace = foundry::test::poisoned_device_buffer<float>(plan.workspace_bytes / sizeof(float), s);
+  s.synchronize();
+  CHECK(require_packed<TestType>(c, workspace.span()).path);
+}
+
+TEMPLATE_TEST_CASE("gemm packs misaligned operands of a large product with the default rule", "[gpu][gemm][pack]",
+                   __nv_bfloat16, __half) {
+  // 1000 x 1030 x 270: 5.6e8 FLOPs against copies of about 2.2 MB (at most 2.8 MB by the rule).
+  foundry::test::gemm_case c = pack_case({1000, 1030, 270}, 3, 1, true, true);
+  c.b_n_contiguous = false;
+  CHECK(require_packed<TestType, gk::gemm_pack_policy>(c).path);
 }

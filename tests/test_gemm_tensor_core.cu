@@ -480,6 +480,24 @@ TEMPLATE_TEST_CASE("gemm_tensor_core falls back correctly for leading dimensions
   }
 }
 
+// The fallback splits a deep K as the fast kernel does: automatically (70 x 130 x 2000: 6
+// tiles, 3 slices of 672) and at forced counts, with beta != 0 so that the reduce of the
+// slices must read C once, and a ragged last slice (2000 = 2 x 672 + 656; 5 x 416 + ...).
+TEMPLATE_TEST_CASE("gemm_tensor_core's fallback splits K", "[gpu][gemm][tensor_core]", __nv_bfloat16, __half) {
+  for (const bool a_k : {true, false}) {
+    for (const bool b_n : {true, false}) {
+      for (const int split : {0, 2, 5}) {
+        gemm_case c = make_gemm_case({70, 130, 2000}, 1.0f, 0.5f);
+        c.a_k_contiguous = a_k;
+        c.b_n_contiguous = b_n;
+        c.ld_multiple = 1;
+        c.ld_extra = 3;
+        CHECK_FALSE(require_matches_split<TestType>(c, {split, {}}).path);
+      }
+    }
+  }
+}
+
 TEMPLATE_TEST_CASE("gemm_tensor_core falls back correctly for operands off a 16-byte boundary",
                    "[gpu][gemm][tensor_core]", __nv_bfloat16, __half) {
   for (const bool a_k : {true, false}) {

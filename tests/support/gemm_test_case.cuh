@@ -49,6 +49,9 @@ struct gemm_case {
   // Elements before each operand (1 breaks 16-byte alignment) and C's row padding.
   std::int64_t operand_offset = 0;
   std::int64_t c_ld_extra = 0, c_offset = 0;
+  // Which operands ld_multiple, ld_extra and operand_offset apply to; the other is stored
+  // aligned (leading dimension a multiple of 8, nothing before it).
+  bool pad_a = true, pad_b = true;
 };
 
 /// A case of shape `sh` computing alpha·A·B + beta·C, every other setting at its default
@@ -83,7 +86,8 @@ inline std::string describe(const gemm_case& c) {
   s << c.m << "x" << c.n << "x" << c.k << " alpha " << c.alpha << " beta " << c.beta << " A "
     << (c.a_k_contiguous ? "K" : "M") << "-contiguous, B " << (c.b_n_contiguous ? "N" : "K")
     << "-contiguous, ld multiple " << c.ld_multiple << " + " << c.ld_extra << ", operand offset " << c.operand_offset
-    << ", ldc extra " << c.c_ld_extra << ", C offset " << c.c_offset;
+    << ", ldc extra " << c.c_ld_extra << ", C offset " << c.c_offset << (c.pad_a ? "" : ", A aligned")
+    << (c.pad_b ? "" : ", B aligned");
   return s.str();
 }
 
@@ -117,16 +121,21 @@ struct stored_operand {
   std::vector<In> host;
   std::vector<double> logical;  // row-major (outer × inner) logical matrix, exact rounded values
   std::int64_t ld = 0;
+  std::int64_t offset = 0;  // elements before the first
 };
 
+/// The operand of case `c` (`padded`: with c's leading-dimension settings and offset, else
+/// aligned).
 template <class In>
 stored_operand<In> make_operand(std::int64_t outer, std::int64_t inner, bool inner_contiguous, const gemm_case& c,
-                                const gemm_value_fn& value) {
+                                const gemm_value_fn& value, bool padded = true) {
   const std::int64_t stored_rows = inner_contiguous ? outer : inner;
   const std::int64_t stored_cols = inner_contiguous ? inner : outer;
   stored_operand<In> op;
-  op.ld = foundry::round_up<std::int64_t>(std::max<std::int64_t>(stored_cols, 1), c.ld_multiple) + c.ld_extra;
-  op.host.assign(static_cast<std::size_t>(c.operand_offset + stored_rows * op.ld),
+  op.ld = foundry::round_up<std::int64_t>(std::max<std::int64_t>(stored_cols, 1), padded ? c.ld_multiple : 8) +
+          (padded ? c.ld_extra : 0);
+  op.offset = padded ? c.operand_offset : 0;
+  op.host.assign(static_cast<std::size_t>(op.offset + stored_rows * op.ld),
                  from_float<In>(std::numeric_limits<float>::quiet_NaN()));
   op.logical.resize(static_cast<std::size_t>(outer * inner));
   for (std::int64_t o = 0; o < outer; ++o) {
@@ -134,7 +143,7 @@ stored_operand<In> make_operand(std::int64_t outer, std::int64_t inner, bool inn
       const In x = from_float<In>(value(o, i));
       op.logical[static_cast<std::size_t>(o * inner + i)] = to_float(x);
       const std::int64_t at = inner_contiguous ? o * op.ld + i : i * op.ld + o;
-      op.host[static_cast<std::size_t>(c.operand_offset + at)] = x;
+      op.host[static_cast<std::size_t>(op.offset + at)] = x;
     }
   }
   return op;
@@ -150,8 +159,8 @@ gemm_outcome run_gemm_case(const gemm_case& c, Path&& path, Enqueue&& enqueue, c
                            const gemm_value_fn& b_value) {
   foundry::stream s;
   // A: m × k, "inner" = k; B: k × n, "inner" = n.
-  const auto a = make_operand<In>(c.m, c.k, c.a_k_contiguous, c, a_value);
-  const auto b = make_operand<In>(c.k, c.n, c.b_n_contiguous, c, b_value);
+  const auto a = make_operand<In>(c.m, c.k, c.a_k_contiguous, c, a_value, c.pad_a);
+  const auto b = make_operand<In>(c.k, c.n, c.b_n_contiguous, c, b_value, c.pad_b);
 
   const std::int64_t ldc = c.n + c.c_ld_extra;
   std::vector<float> c_host(static_cast<std::size_t>(c.c_offset + c.m * ldc), std::numeric_limits<float>::quiet_NaN());
@@ -172,10 +181,10 @@ gemm_outcome run_gemm_case(const gemm_case& c, Path&& path, Enqueue&& enqueue, c
   p.m = c.m;
   p.n = c.n;
   p.k = c.k;
-  p.a = a_dev.data() + c.operand_offset;
+  p.a = a_dev.data() + a.offset;
   p.lda = a.ld;
   p.a_k_contiguous = c.a_k_contiguous;
-  p.b = b_dev.data() + c.operand_offset;
+  p.b = b_dev.data() + b.offset;
   p.ldb = b.ld;
   p.b_n_contiguous = c.b_n_contiguous;
   p.c = c_dev.data() + c.c_offset;

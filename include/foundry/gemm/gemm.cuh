@@ -21,7 +21,7 @@
 ///                                                            (FOUNDRY_HAS_SM90A=1)
 ///   +  `skinny`           gemm_skinny.cuh                    any input type, M or N small: memory-bound,
 ///                                                            chosen by shape (`skinny_shape`), not by type
-/// `gemm` builds a `gemm_plan` (gemm_plan.cuh: rung, tile, stages, split, why) with
+/// `gemm` builds a `gemm_plan` (gemm_plan.cuh: rung, tile, stages, split, packing, why) with
 /// `make_gemm_plan` and hands it to the launch function of the kernel it names:
 /// public call -> plan + launch function -> kernel. A rung is an enum value, a line
 /// in `gemm_rung_supports`, one in `best_gemm_rung`'s preference list, one case in
@@ -33,6 +33,7 @@
 #include <foundry/algorithms/detail/checks.cuh>
 #include <foundry/core/error.cuh>
 #include <foundry/core/overlap.cuh>
+#include <foundry/gemm/gemm_pack.cuh>
 #include <foundry/gemm/gemm_plan.cuh>
 #include <foundry/gemm/gemm_problem.cuh>
 #include <foundry/gemm/gemm_register_blocked.cuh>
@@ -265,8 +266,38 @@ template <class In, class Out, class SmCount>
   throw std::invalid_argument(std::string("gemm: rung ") + gemm_rung_name(rung) + " does not handle these types");
 }
 
+/// The plan of `rung` (a 16-bit rung: tensor_core or wgmma) for `p`, packed where that
+/// pays: `plan` is the rung's own plan for `p`; where operand rows off 16-byte boundaries
+/// keep it below the fast kernel `rung` names (rung 4's fallback, or rung 4 for the wgmma
+/// rung) and `gemm_kernels::plan_packing` finds the copies cheap next to the product, the
+/// plan of `rung` on the copies, with their fields and workspace recorded. `Policy` as
+/// `gemm_kernels::plan_packing`'s. Touches no GPU.
+template <class Policy = gemm_kernels::gemm_pack_policy, class In, class SmCount>
+[[nodiscard]] gemm_plan pack_where_it_pays(const gemm_plan& plan, gemm_rung rung, const gemm_problem<In, float>& p,
+                                           SmCount&& sm_count) {
+  if (!plan.fallback && plan.rung == rung) return plan;  // already the rung's fast kernel
+  const gemm_kernels::gemm_pack_plan packing = gemm_kernels::plan_packing<In, Policy>(p);
+  if (!packing.any()) return plan;
+  gemm_plan copies;
+  gemm_kernels::detail::record_packing(copies, packing);
+  // Any pack_alignment-aligned address stands for the workspace: the plan reads only alignment.
+  gemm_plan packed =
+      plan_rung(rung, gemm_kernels::packed_problem(p, copies, gemm_kernels::pack_alignment), 0, sm_count);
+  if (packed.fallback) return plan;  // not reached: the copies' rows are aligned
+  gemm_kernels::detail::record_packing(packed, packing);
+  packed.why = packed.rung == gemm_rung::wgmma
+                   ? "16-bit operand rows off a 16-byte boundary, packed for TMA: the copy costs less than the "
+                     "product at the device's ceilings"
+                   : "16-bit operand rows off a 16-byte boundary, packed for cp.async: the copy costs less than the "
+                     "product at the device's ceilings";
+  return packed;
+}
+
 /// Enqueues `p` on `s` with the launch function of the kernel `plan` names
-/// (asynchronous); `workspace` as `split_k_options::workspace`.
+/// (asynchronous); `workspace` as `split_k_options::workspace`. A plan that packs
+/// operands first enqueues their copies (`gemm_kernels::detail::packed_operands`: a
+/// value that holds the workspace, not a hop) and hands the rung the copies and the rest
+/// of the workspace.
 template <class In, class Out>
 void launch_plan(const gemm_plan& plan, const gemm_problem<In, Out>& p, cuda::std::span<float> workspace,
                  cuda::stream_ref s) {
@@ -278,8 +309,13 @@ void launch_plan(const gemm_plan& plan, const gemm_problem<In, Out>& p, cuda::st
     if (plan.rung == gemm_rung::shared_tiled) return gemm_kernels::gemm_shared_tiled(p, s);
     if (plan.rung == gemm_rung::register_blocked) return gemm_kernels::launch_register_blocked(plan, p, workspace, s);
   } else {
-    if (plan.rung == gemm_rung::tensor_core) return gemm_kernels::launch_tensor_core<In>(plan, p, workspace, s);
-    if (plan.rung == gemm_rung::wgmma) return gemm_kernels::launch_wgmma<In>(plan, p, workspace, s);
+    const gemm_kernels::detail::packed_operands<In> operands(plan, p, workspace, s);  // none: p itself
+    if (plan.rung == gemm_rung::tensor_core) {
+      return gemm_kernels::launch_tensor_core<In>(plan, operands.problem(), operands.workspace(), s);
+    }
+    if (plan.rung == gemm_rung::wgmma) {
+      return gemm_kernels::launch_wgmma<In>(plan, operands.problem(), operands.workspace(), s);
+    }
   }
   throw std::invalid_argument(std::string("gemm: rung ") + gemm_rung_name(plan.rung) + " does not handle these types");
 }
@@ -302,7 +338,10 @@ matrix_view<const std::remove_const_t<T>> as_const_view(const matrix_view<T>& x)
 /// The plan `gemm` follows for `p` on `device` (`gemm` passes the device of its stream): naive for
 /// K = 0 (C = beta * C is one pass over C), the skinny rung where M or N is small
 /// (`gemm_kernels::skinny_shape`: at most 16 for fp32 inputs, 8 for 16-bit ones), else
-/// the best rung for the types (`best_gemm_rung`), with automatic split-K. Touches no GPU
+/// the best rung for the types (`best_gemm_rung`), with automatic split-K. For 16-bit
+/// inputs, operands whose rows are off 16-byte boundaries (which would keep the rung off
+/// its fast kernel) are packed into the workspace first where the copy is cheap next to
+/// the product (`detail::pack_where_it_pays`, gemm_pack.cuh). Touches no GPU
 /// but the (cached) device query. Throws
 /// `cuda_error` if the device cannot be queried, `std::invalid_argument` as the
 /// rung's plan builder (a grid too large, K too long).
@@ -311,7 +350,14 @@ template <class In, class Out>
   const gemm_rung rung = p.k == 0                        ? gemm_rung::naive
                          : gemm_kernels::skinny_shape(p) ? gemm_rung::skinny
                                                          : best_gemm_rung<In, Out>(device.compute_capability());
-  return detail::plan_rung(rung, p, 0, [&device] { return device.sm_count; });
+  const auto sm_count = [&device] { return device.sm_count; };
+  const gemm_plan plan = detail::plan_rung(rung, p, 0, sm_count);
+  if constexpr (!std::is_same_v<In, float> && std::is_same_v<Out, float>) {
+    if (rung == gemm_rung::tensor_core || rung == gemm_rung::wgmma) {
+      return detail::pack_where_it_pays(plan, rung, p, sm_count);
+    }
+  }
+  return plan;
 }
 
 /// `make_gemm_plan(p, device)` for the current device.
@@ -321,7 +367,7 @@ template <class In, class Out>
 }
 
 /// The plan of rung `rung` for `p` on a device of `sm_count` SMs, `split_k` as
-/// `split_k_options::split_k` (0: automatic). Touches no GPU. Throws
+/// `split_k_options::split_k` (0: automatic), as the rung is: without packing. Touches no GPU. Throws
 /// `std::invalid_argument` if `rung` does not handle these types, or as the rung's
 /// plan builder.
 template <class In, class Out>
@@ -330,7 +376,8 @@ template <class In, class Out>
 }
 
 /// `C = alpha * op(A) * op(B) + beta * C` with the rung `rung`, for teaching
-/// and benchmarks. Same contract as `gemm`; also throws
+/// and benchmarks: the rung as it is, without packing (a misaligned 16-bit operand takes
+/// rung 4's fallback). Same contract as `gemm`; also throws
 /// `std::invalid_argument` if `rung` does not handle these types or this device.
 template <class TA, class TB, class TC>
 void gemm_with(gemm_rung rung, float alpha, matrix_view<TA> a, matrix_op op_a, matrix_view<TB> b, matrix_op op_b,
@@ -359,12 +406,15 @@ void gemm_with(gemm_rung rung, float alpha, matrix_view<TA> a, matrix_op op_a, m
 /// - `beta == 0`: C is not read (it may hold NaN). K = 0: C = beta * C.
 ///   M or N = 0: nothing is enqueued. C must not overlap A or B.
 /// - Pointers need no particular alignment: misaligned operands take a scalar
-///   path (slower) instead of the 16-byte vector loads. On Hopper, 16-bit
-///   operands whose bases are not 16-byte aligned or whose leading dimensions
-///   are not multiples of 8 leave the wgmma rung for the mma.sync one.
+///   path (slower) instead of the 16-byte vector loads. 16-bit operands whose
+///   bases are not 16-byte aligned or whose leading dimensions are not multiples
+///   of 8 are copied first into an aligned workspace where the product is large
+///   next to them (gemm_pack.cuh), so that the fast kernels run; otherwise they
+///   take rung 4's fallback kernel.
 /// - Asynchronous: enqueued on `s`; returns without synchronising. The fp32
 ///   path and the 16-bit rungs (tensor_core, wgmma) may allocate split-K
-///   scratch, stream-ordered on `s`; so may the skinny rung (M or N small).
+///   scratch and the 16-bit ones the packed copies, stream-ordered on `s`; so
+///   may the skinny rung (M or N small).
 /// - Throws `std::invalid_argument` for inconsistent shapes, a leading
 ///   dimension too small, an extent past the address range or a null pointer with
 ///   elements (before touching the GPU), C overlapping A or B, or an operand that the

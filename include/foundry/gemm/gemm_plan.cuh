@@ -8,8 +8,10 @@
 ///
 /// `foundry::gemm` builds it from the problem and the device (gemm.cuh) and hands it
 /// to the launch function of the kernel it names (`launch_<rung>` in each rung's
-/// header). Choices still to come (a per-shape table, packing, TF32) get a field here
-/// and a line in the builder, not another layer.
+/// header). Packing (gemm_pack.cuh) is a field here and a step of the builder: the
+/// operands the launch first copies into the workspace, aligned, so that the fast kernel
+/// of the rung can read them. Choices still to come (a per-shape table, TF32) get a field
+/// here and a line in the builder, not another layer.
 
 #include <cstddef>
 #include <cstdint>
@@ -47,7 +49,7 @@ enum class gemm_rung {
 struct gemm_plan {
   /// The rung that runs the problem.
   gemm_rung rung = gemm_rung::naive;
-  /// Rung 4 only: the unaligned-operand kernel (scalar loads, no pipeline, no split-K).
+  /// Rung 4 only: the unaligned-operand kernel (scalar loads, no pipeline; it splits K as the fast one does).
   bool fallback = false;
   /// Rows of C per block tile.
   int block_m = 0;
@@ -58,12 +60,21 @@ struct gemm_plan {
   int stages = 1;  ///< shared-memory buffers in the K pipeline
   /// Blocks resident per SM, as built (`__launch_bounds__`).
   int blocks_per_sm = 1;
-  int split_k = 1;                  ///< K slices, each computed by separate blocks
-  std::int64_t k_per_split = 0;     ///< K per slice, a multiple of block_k (0 without split)
-  std::size_t workspace_bytes = 0;  ///< split-K scratch the launch needs (0 for one slice)
-  const char* why = "";             ///< the reason for the rung, in a few words
+  int split_k = 1;               ///< K slices, each computed by separate blocks
+  std::int64_t k_per_split = 0;  ///< K per slice, a multiple of block_k (0 without split)
+  /// Workspace the launch needs: the packed copies (`pack_bytes`, at the front), then
+  /// split-K's slices (none for one slice).
+  std::size_t workspace_bytes = 0;
+  /// A is first copied into the workspace, dense, its rows on 16-byte boundaries
+  /// (gemm_pack.cuh), and the rung reads the copy.
+  bool pack_a = false;
+  bool pack_b = false;          ///< as `pack_a`, for B
+  std::int64_t packed_lda = 0;  ///< leading dimension of A's copy, same orientation (0: not packed)
+  std::int64_t packed_ldb = 0;  ///< leading dimension of B's copy, same orientation (0: not packed)
+  std::size_t pack_bytes = 0;   ///< bytes of `workspace_bytes` that the copies take
+  const char* why = "";         ///< the reason for the rung (and the packing), in a few words
 
-  /// One line: rung, tile, stages, residency, split, workspace and why.
+  /// One line: rung, tile, stages, residency, packing, split, workspace and why.
   [[nodiscard]] std::string describe() const {
     std::string s = gemm_rung_name(rung);
     if (fallback) s += " (fallback)";
@@ -72,10 +83,15 @@ struct gemm_plan {
            std::to_string(stages) + (stages == 1 ? " stage, " : " stages, ") + std::to_string(blocks_per_sm) +
            " block/SM";
     }
-    s += ", split-K " + std::to_string(split_k);
-    if (split_k > 1) {
-      s += " x " + std::to_string(k_per_split) + " (" + std::to_string(workspace_bytes) + " bytes of workspace)";
+    if (pack_a && pack_b) {
+      s += ", A and B packed (ld " + std::to_string(packed_lda) + ", " + std::to_string(packed_ldb) + ")";
+    } else if (pack_a || pack_b) {
+      s +=
+          std::string(pack_a ? ", A" : ", B") + " packed (ld " + std::to_string(pack_a ? packed_lda : packed_ldb) + ")";
     }
+    s += ", split-K " + std::to_string(split_k);
+    if (split_k > 1) s += " x " + std::to_string(k_per_split);
+    if (workspace_bytes > 0) s += " (" + std::to_string(workspace_bytes) + " bytes of workspace)";
     return s + ": " + why;
   }
 };

@@ -426,11 +426,12 @@ __device__ inline std::uint16_t bits_of(__nv_bfloat16 x) { return __bfloat16_as_
 /// The fallback kernel: any layout, leading dimension and alignment. Both
 /// operands are staged K-contiguous in shared memory by plain element loads
 /// (consecutive threads read consecutive stored elements), then multiplied with
-/// the same fragment loads and mma as the fast kernel. One block per block tile,
-/// 1D grid.
+/// the same fragment loads and mma as the fast kernel. One block per block tile (x)
+/// and per K slice (y), split as the fast kernel splits: block y multiplies K elements
+/// [y·k_per_split, (y+1)·k_per_split) into C + y·c_slice_stride.
 template <class In, class Policy>
 __global__ void __launch_bounds__(tensor_core_shape<Policy>::threads)
-    gemm_tensor_core_fallback_kernel(gemm_problem<In, float> p) {
+    gemm_tensor_core_fallback_kernel(gemm_problem<In, float> p, std::int64_t k_per_split, std::int64_t c_slice_stride) {
   using shape = tensor_core_shape<Policy>;
   using a_layout = operand_tile<true, Policy::block_m, Policy::block_k>;
   using b_layout = operand_tile<true, Policy::block_n, Policy::block_k>;
@@ -451,15 +452,17 @@ __global__ void __launch_bounds__(tensor_core_shape<Policy>::threads)
   const int warp_row = (warp / Policy::warps_n) * shape::warp_m;
   const int warp_col = (warp % Policy::warps_n) * shape::warp_n;
 
+  const std::int64_t k_begin = std::int64_t{blockIdx.y} * k_per_split;
+  const std::int64_t k_end = k_begin + k_per_split < p.k ? k_begin + k_per_split : p.k;
   float acc[shape::m_fragments][shape::n_fragments][4] = {};
-  for (std::int64_t k0 = 0; k0 < p.k; k0 += bk) {
+  for (std::int64_t k0 = k_begin; k0 < k_end; k0 += bk) {
     for (int e = thread; e < Policy::block_m * bk; e += shape::threads) {
       const int r = p.a_k_contiguous ? e / bk : e % Policy::block_m;
       const int q = p.a_k_contiguous ? e % bk : e / Policy::block_m;
       const std::int64_t i = m0 + r;
       const std::int64_t kk = k0 + q;
       std::uint16_t v = 0;
-      if (i < p.m && kk < p.k) v = bits_of(p.a_k_contiguous ? p.a[i * p.lda + kk] : p.a[kk * p.lda + i]);
+      if (i < p.m && kk < k_end) v = bits_of(p.a_k_contiguous ? p.a[i * p.lda + kk] : p.a[kk * p.lda + i]);
       *reinterpret_cast<std::uint16_t*>(s_a_bytes + a_layout::tile::element_offset(r, q)) = v;
     }
     for (int e = thread; e < Policy::block_n * bk; e += shape::threads) {
@@ -468,7 +471,7 @@ __global__ void __launch_bounds__(tensor_core_shape<Policy>::threads)
       const std::int64_t j = n0 + r;
       const std::int64_t kk = k0 + q;
       std::uint16_t v = 0;
-      if (j < p.n && kk < p.k) v = bits_of(p.b_n_contiguous ? p.b[kk * p.ldb + j] : p.b[j * p.ldb + kk]);
+      if (j < p.n && kk < k_end) v = bits_of(p.b_n_contiguous ? p.b[kk * p.ldb + j] : p.b[j * p.ldb + kk]);
       *reinterpret_cast<std::uint16_t*>(s_b_bytes + b_layout::tile::element_offset(r, q)) = v;
     }
     __syncthreads();
@@ -482,7 +485,9 @@ __global__ void __launch_bounds__(tensor_core_shape<Policy>::threads)
     __syncthreads();  // the next step overwrites the tiles
   }
 
-  store_accumulators(acc, p, m0 + warp_row, n0 + warp_col, lane);
+  gemm_problem<In, float> out = p;
+  out.c += std::int64_t{blockIdx.y} * c_slice_stride;
+  store_accumulators(acc, out, m0 + warp_row, n0 + warp_col, lane);
 }
 
 /// Throws `std::invalid_argument` unless one 1D grid holds a block per `Policy` block
@@ -557,9 +562,16 @@ template <class In, class Policy = tensor_core_auto_policy, class SmCount>
                                             : tensor_core_plan<In, tensor_core_policy>(p, requested, sm_count);
   } else {
     if (!gemm_tensor_core_fast_path(p)) {
-      gemm_plan plan = foundry::detail::plan_with_policy<tensor_core_fallback_policy>(
+      using fallback = tensor_core_fallback_policy;
+      detail::check_tile_grid<fallback>(p.m, p.n);
+      gemm_plan plan = foundry::detail::plan_with_policy<fallback>(
           gemm_rung::tensor_core, "16-bit inputs; an operand row not on a 16-byte boundary (no cp.async)");
       plan.fallback = true;
+      if (p.m > 0 && p.n > 0)
+        detail::record_split(plan,
+                             plan_split_k_for_tiles(p.m, p.n, p.k, fallback::block_m, fallback::block_n,
+                                                    fallback::block_k, fallback::blocks_per_sm, requested, sm_count()),
+                             p);
       return plan;
     }
     FOUNDRY_EXPECTS(ceil_div<std::int64_t>(p.k, Policy::block_k) <= std::numeric_limits<int>::max(),
@@ -596,8 +608,13 @@ void launch_tensor_core(const gemm_plan& plan, const gemm_problem<In, float>& p,
     return launch_tensor_core<In, tensor_core_policy>(plan, p, workspace, s);
   } else {
     if (plan.fallback) {
-      const launch_config c = detail::tile_grid<tensor_core_fallback_policy>(p.m, p.n, 0);
-      launch(s, c, detail::gemm_tensor_core_fallback_kernel<In, tensor_core_fallback_policy>, p);
+      launch_config c = detail::tile_grid<tensor_core_fallback_policy>(p.m, p.n, 0);
+      if (p.m <= 0 || p.n <= 0) return;
+      c.grid.y = static_cast<unsigned>(plan.split_k);  // <= max_grid_yz: plan_split_k
+      const detail::split_k_output<In> out(p, plan.split_k, workspace, s);
+      launch(s, c, detail::gemm_tensor_core_fallback_kernel<In, tensor_core_fallback_policy>, out.problem(),
+             plan.k_per_split, out.slice_stride());
+      out.reduce(s);
       return;
     }
     using a_tile = detail::operand_tile<true, Policy::block_m, Policy::block_k>;  // same size either layout
@@ -617,8 +634,7 @@ void launch_tensor_core(const gemm_plan& plan, const gemm_problem<In, float>& p,
 /// current device and `options`. Asynchronous: returns once the work is enqueued.
 /// Shapes and leading dimensions are the caller's to validate (foundry::gemm
 /// does); an empty C launches nothing, K = 0 gives C = beta·C, and C is not read
-/// when beta == 0. The fallback kernel does not split K: `options` are ignored
-/// there, a caller's workspace neither used nor checked.
+/// when beta == 0. The fallback kernel splits K as the fast one does.
 /// Throws as `tensor_core_plan` and `launch_tensor_core`, and `cuda_error` if the
 /// device query fails.
 template <class In, class Policy = tensor_core_auto_policy>

@@ -1,0 +1,320 @@
+#pragma once
+/// \file
+/// Packing: a 16-bit operand whose rows do not start on 16-byte boundaries (a base
+/// pointer off a 16-byte boundary, or a leading dimension not a multiple of 8 elements)
+/// keeps rungs 4 and 5 off their fast kernels, which move operands 16 bytes at a time
+/// (`cp.async`, TMA). Where the product is large next to the operand, `foundry::gemm`
+/// first copies it into the workspace, dense and aligned, and runs the fast kernel on
+/// the copy:
+///
+///     const foundry::gemm_plan plan = foundry::make_gemm_plan(problem);
+///     // "wgmma 128x256x64, 4 stages, 1 block/SM, A packed (ld 4104), split-K 1 (...): ..."
+///
+/// - The copy keeps the operand's orientation (a K-contiguous A stays K-contiguous): both
+///   fast kernels read either contiguity (TMA boxes and wgmma's transpose bit; ldmatrix
+///   and its `.trans`), and a copy reads and writes contiguous runs where a transpose
+///   would stage tiles in shared memory. Its leading dimension is the stored row length
+///   rounded up to 8 elements (`pack_ld`); the elements between a row's end and the next
+///   row are written as zeros, so the whole copy is initialised.
+/// - The copies sit at the front of the plan's workspace, each `pack_alignment`-aligned,
+///   A's first; split-K's slices follow (`gemm_plan::pack_bytes` says where).
+/// - The rule (`packing_pays`): the copies' bytes (read and written) must cost no more
+///   time than the product would at the device's ceilings, and the product must be large
+///   enough to pay for the extra launch; `gemm_pack_policy` holds the two figures.
+///
+/// The copy kernel is not `copy_2d` (algorithms/transpose.cuh): that one gives a block to
+/// each stored row, which leaves most of a block idle on the narrow rows a packed operand
+/// often has (an M-contiguous A of 82 rows: 82 of 512 threads), and leaves the padding
+/// unwritten. Here one thread writes one 16-byte vector of the copy, from a flat index over
+/// all rows.
+
+#include <foundry/core/error.cuh>
+#include <foundry/core/math.cuh>
+#include <foundry/core/overlap.cuh>
+#include <foundry/gemm/gemm_plan.cuh>
+#include <foundry/gemm/gemm_problem.cuh>
+#include <foundry/launch/grid_stride.cuh>
+#include <foundry/launch/launch.cuh>
+#include <foundry/launch/launch_config.cuh>
+#include <foundry/memory/device_buffer.cuh>
+#include <foundry/thread/vector.cuh>
+
+#include <cuda/std/span>
+#include <cuda/stream_ref>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace foundry::gemm_kernels {
+
+/// The packing rule's figures and the copy kernel's block. Not measured yet: the
+/// comments give the model behind each figure.
+struct gemm_pack_policy {
+  /// FLOPs the tensor cores run in the time DRAM moves one byte: the H200's dense 16-bit
+  /// peak over its bandwidth, 989 TFLOP/s / 4.8 TB/s = 206 (the A100: 312 / 2.0 = 156).
+  /// A copy of B bytes costs no more than the product at the ceilings when
+  /// B <= max(2 M N K / flops_per_byte, the product's own bytes).
+  static constexpr double flops_per_byte = 200.0;
+  /// Smallest product (2 M N K) worth a copy: 2^28, 512^3 multiply-adds. The unpacked
+  /// fallback runs at most ~24 TFLOP/s on the H200 (sweep: 3324x10802x134 at 23.6), so a
+  /// smaller product takes it under ~11 us, where the copies' launches (a few us each,
+  /// with the workspace's allocation) would eat most of the gain.
+  static constexpr double min_flops = 268435456.0;
+  /// Threads per block of the copy kernel (one 16-byte vector each).
+  static constexpr int block_threads = 256;
+};
+
+/// Alignment of each copy in the workspace: what `cudaMallocAsync` returns, and more
+/// than the 16 bytes TMA and `cp.async` need.
+inline constexpr std::size_t pack_alignment = 256;
+
+/// Elements in the 16 bytes that `cp.async` and TMA move at a time.
+template <class In>
+inline constexpr std::int64_t pack_ld_multiple = static_cast<std::int64_t>(16 / sizeof(In));
+
+/// Whether the rows of a stored operand at `data`, `ld` elements apart, all start on
+/// 16-byte boundaries, as the fast kernels of rungs 4 and 5 need.
+template <class In>
+[[nodiscard]] bool operand_rows_aligned(const In* data, std::int64_t ld) noexcept {
+  return ld % pack_ld_multiple<In> == 0 && is_aligned(data, 16);
+}
+
+/// The leading dimension of a copy whose stored rows are `cols` elements long: `cols`
+/// rounded up to `pack_ld_multiple` (at least one multiple).
+template <class In>
+[[nodiscard]] constexpr std::int64_t pack_ld(std::int64_t cols) noexcept {
+  return round_up<std::int64_t>(std::max<std::int64_t>(cols, 1), pack_ld_multiple<In>);
+}
+
+/// An operand as it lies in memory: `rows` rows of `cols` contiguous elements.
+struct stored_shape {
+  std::int64_t rows = 0;  ///< stored rows
+  std::int64_t cols = 0;  ///< contiguous elements per stored row
+};
+
+/// A's stored shape in `p`: m rows of k when K is contiguous, else k rows of m.
+template <class In>
+[[nodiscard]] constexpr stored_shape stored_a(const gemm_problem<In, float>& p) noexcept {
+  return p.a_k_contiguous ? stored_shape{p.m, p.k} : stored_shape{p.k, p.m};
+}
+
+/// B's stored shape in `p`: k rows of n when N is contiguous, else n rows of k.
+template <class In>
+[[nodiscard]] constexpr stored_shape stored_b(const gemm_problem<In, float>& p) noexcept {
+  return p.b_n_contiguous ? stored_shape{p.k, p.n} : stored_shape{p.n, p.k};
+}
+
+/// Bytes one copy takes in the workspace: its rows at `pack_ld`, rounded up to
+/// `pack_alignment` so that the next region starts aligned.
+template <class In>
+[[nodiscard]] constexpr std::size_t pack_region_bytes(stored_shape s) noexcept {
+  return round_up<std::size_t>(
+      static_cast<std::size_t>(s.rows) * static_cast<std::size_t>(pack_ld<In>(s.cols)) * sizeof(In), pack_alignment);
+}
+
+/// Which operands to copy, and the copies' layout: what `record_packing` writes into a plan.
+struct gemm_pack_plan {
+  bool a = false;           ///< copy A
+  bool b = false;           ///< copy B
+  std::int64_t lda = 0;     ///< A's copy's leading dimension (0: not copied)
+  std::int64_t ldb = 0;     ///< B's copy's leading dimension (0: not copied)
+  std::size_t bytes = 0;    ///< workspace the copies take, at its front
+  double copy_bytes = 0.0;  ///< bytes the copy kernels read and write
+  /// Whether an operand is copied.
+  [[nodiscard]] constexpr bool any() const noexcept { return a || b; }
+};
+
+/// The packing rule: whether copying `copy_bytes` (read and written) costs no more than
+/// the product of `p` at the device's ceilings, 2 M N K FLOPs at the tensor cores' peak or
+/// the product's own bytes (A and B read once, C written, and read when beta != 0) at
+/// DRAM bandwidth, whichever takes longer; and the product is at least
+/// `Policy::min_flops`. Then the copy and the fast kernel together take at most about
+/// twice the product's time at the ceilings, against the fallback's ~24 TFLOP/s (1/40 of
+/// the H200's peak).
+template <class In, class Policy = gemm_pack_policy>
+[[nodiscard]] bool packing_pays(const gemm_problem<In, float>& p, double copy_bytes) noexcept {
+  const double m = static_cast<double>(p.m), n = static_cast<double>(p.n), k = static_cast<double>(p.k);
+  const double flops = 2.0 * m * n * k;
+  const double product_bytes =
+      static_cast<double>(sizeof(In)) * (m * k + k * n) + sizeof(float) * m * n * (p.beta != 0.0f ? 2.0 : 1.0);
+  return flops >= Policy::min_flops && copy_bytes <= std::max(flops / Policy::flops_per_byte, product_bytes);
+}
+
+/// The operands of `p` to copy: each one whose rows are not all 16-byte aligned
+/// (`operand_rows_aligned`), if `packing_pays` for the copies together; otherwise none.
+/// Touches no GPU.
+template <class In, class Policy = gemm_pack_policy>
+[[nodiscard]] gemm_pack_plan plan_packing(const gemm_problem<In, float>& p) noexcept {
+  gemm_pack_plan plan;
+  if (p.m <= 0 || p.n <= 0 || p.k <= 0) return plan;
+  const stored_shape a = stored_a(p), b = stored_b(p);
+  const auto copy_bytes = [](stored_shape s) {
+    return static_cast<double>(sizeof(In)) * static_cast<double>(s.rows) *
+           static_cast<double>(s.cols + pack_ld<In>(s.cols));
+  };
+  if (!operand_rows_aligned(p.a, p.lda)) {
+    plan.a = true;
+    plan.lda = pack_ld<In>(a.cols);
+    plan.bytes += pack_region_bytes<In>(a);
+    plan.copy_bytes += copy_bytes(a);
+  }
+  if (!operand_rows_aligned(p.b, p.ldb)) {
+    plan.b = true;
+    plan.ldb = pack_ld<In>(b.cols);
+    plan.bytes += pack_region_bytes<In>(b);
+    plan.copy_bytes += copy_bytes(b);
+  }
+  if (!plan.any() || !packing_pays<In, Policy>(p, plan.copy_bytes)) return gemm_pack_plan{};
+  return plan;
+}
+
+/// Where the copies start in the workspace, in bytes: A's at 0, then B's (0 too when A
+/// is not copied), as `plan_packing` lays them out.
+struct pack_offsets {
+  std::size_t a = 0;  ///< A's copy
+  std::size_t b = 0;  ///< B's copy
+};
+
+/// The offsets of the copies that `plan` asks for in `p`'s workspace.
+template <class In>
+[[nodiscard]] constexpr pack_offsets pack_offsets_of(const gemm_problem<In, float>& p, const gemm_plan& plan) noexcept {
+  return {0, plan.pack_a ? pack_region_bytes<In>(stored_a(p)) : 0};
+}
+
+/// `p` with each operand that `plan` packs replaced by its copy in the workspace at
+/// `workspace` (`pack_offsets_of`). The plan reads only the copies' alignment, so a
+/// planner may pass any `pack_alignment`-aligned address.
+template <class In>
+[[nodiscard]] gemm_problem<In, float> packed_problem(const gemm_problem<In, float>& p, const gemm_plan& plan,
+                                                     std::uintptr_t workspace) noexcept {
+  gemm_problem<In, float> q = p;
+  const pack_offsets at = pack_offsets_of(p, plan);
+  if (plan.pack_a) {
+    q.a = reinterpret_cast<const In*>(workspace + at.a);
+    q.lda = plan.packed_lda;
+  }
+  if (plan.pack_b) {
+    q.b = reinterpret_cast<const In*>(workspace + at.b);
+    q.ldb = plan.packed_ldb;
+  }
+  return q;
+}
+
+namespace detail {
+
+/// Records `packing` in `plan`: the operands, the copies' leading dimensions, and their
+/// bytes in front of the workspace the plan already counts (split-K's).
+inline void record_packing(gemm_plan& plan, const gemm_pack_plan& packing) noexcept {
+  plan.pack_a = packing.a;
+  plan.pack_b = packing.b;
+  plan.packed_lda = packing.lda;
+  plan.packed_ldb = packing.ldb;
+  plan.pack_bytes = packing.bytes;
+  plan.workspace_bytes += packing.bytes;
+}
+
+/// dst = src for a `rows` × `cols` stored matrix of `Word`s (the raw bits of the
+/// elements), `dst` `Width`-element vectors wide (`dst` aligned to them, `dst_ld` a
+/// multiple of `Width`), columns `cols` .. `dst_ld` of each row set to zero. One thread
+/// writes one vector: consecutive threads read consecutive `Width`-element runs of a
+/// row (one or two 128-byte lines per 8 lanes) and write consecutive 16 bytes.
+template <class Word, int Width>
+__global__ void pack_operand_kernel(const Word* __restrict__ src, std::int64_t src_ld, std::int64_t rows,
+                                    std::int64_t cols, Word* __restrict__ dst, std::int64_t dst_ld) {
+  const std::int64_t vectors_per_row = dst_ld / Width;
+  for (const std::uint64_t v : grid_stride_range(static_cast<std::uint64_t>(rows * vectors_per_row))) {
+    const auto r = static_cast<std::int64_t>(v / static_cast<std::uint64_t>(vectors_per_row));
+    const std::int64_t c0 = (static_cast<std::int64_t>(v) - r * vectors_per_row) * Width;
+    const Word* s_row = src + r * src_ld;
+    aligned_vector<Word, Width> out;
+#pragma unroll
+    for (int e = 0; e < Width; ++e) out[e] = c0 + e < cols ? s_row[c0 + e] : Word{0};
+    store_vector(dst + r * dst_ld + c0, out);
+  }
+}
+
+/// Enqueues the copy of a stored `rows` × `cols` operand at `src` (leading dimension
+/// `src_ld`, any alignment) into `dst` (16-byte aligned, leading dimension `dst_ld`, a
+/// multiple of `pack_ld_multiple<In>`) on `s`. Asynchronous. Throws `cuda_error` if the
+/// launch fails.
+template <class In, class Policy = gemm_pack_policy>
+void enqueue_pack(const In* src, stored_shape shape, std::int64_t src_ld, In* dst, std::int64_t dst_ld,
+                  cuda::stream_ref s) {
+  using word = typename foundry::detail::raw_vector<sizeof(In)>::type;
+  constexpr int width = static_cast<int>(pack_ld_multiple<In>);
+  const auto vectors = static_cast<std::uint64_t>(shape.rows * (dst_ld / width));
+  const launch_config c = make_launch_config_1d(vectors, Policy::block_threads);
+  launch(s, c, pack_operand_kernel<word, width>, reinterpret_cast<const word*>(src), src_ld, shape.rows, shape.cols,
+         reinterpret_cast<word*>(dst), dst_ld);
+}
+
+/// The byte range of a stored operand (empty when it has no elements).
+template <class In>
+foundry::detail::byte_range operand_range(const In* data, stored_shape s, std::int64_t ld) noexcept {
+  if (s.rows <= 0 || s.cols <= 0) return {};
+  const auto begin = reinterpret_cast<std::uintptr_t>(data);
+  return {begin, begin + static_cast<std::uintptr_t>((s.rows - 1) * ld + s.cols) * sizeof(In)};
+}
+
+/// The operands a rung's kernel reads, once the copies `plan` asks for are enqueued: the
+/// first step of a packed launch, a value like `split_k_output`, not a hop. Without
+/// packing, `problem()` is `p` and `workspace()` the caller's workspace. With it, the
+/// constructor takes the plan's `workspace_bytes` from the caller's workspace (it must be
+/// `pack_alignment`-aligned and must not overlap A, B or C) or, when that is empty,
+/// allocates them stream-ordered on `s` (freed, stream-ordered, when this object dies),
+/// and enqueues one copy kernel per packed operand on `s`; `problem()` reads the copies
+/// and `workspace()` is what follows them, split-K's share. Throws
+/// `std::invalid_argument` if the caller's workspace is too small, misaligned or
+/// overlapping; `cuda_error` if the allocation or a launch fails.
+template <class In>
+class packed_operands {
+ public:
+  packed_operands(const gemm_plan& plan, const gemm_problem<In, float>& p, cuda::std::span<float> workspace,
+                  cuda::stream_ref s)
+      : q_(p), rest_(workspace) {
+    if (!plan.pack_a && !plan.pack_b) return;
+    const std::size_t floats = ceil_div<std::size_t>(plan.workspace_bytes, sizeof(float));
+    if (workspace.empty()) {
+      owned_ = device_buffer<float>(floats, s);
+      workspace = owned_.span();
+    } else {
+      FOUNDRY_EXPECTS(workspace.size() >= floats, "gemm: a workspace of " + std::to_string(workspace.size()) +
+                                                      " floats is smaller than the " + std::to_string(floats) +
+                                                      " that packing and split-K need");
+      const foundry::detail::byte_range copies =
+          foundry::detail::range_of(workspace.first(plan.pack_bytes / sizeof(float)));
+      using foundry::detail::expect_no_forbidden_overlap;
+      using foundry::detail::overlap_rule;
+      expect_no_forbidden_overlap(copies, sizeof(float), operand_range(p.a, stored_a(p), p.lda), sizeof(In),
+                                  overlap_rule::disjoint, "gemm: the packing workspace and A");
+      expect_no_forbidden_overlap(copies, sizeof(float), operand_range(p.b, stored_b(p), p.ldb), sizeof(In),
+                                  overlap_rule::disjoint, "gemm: the packing workspace and B");
+      expect_no_forbidden_overlap(copies, sizeof(float), operand_range(p.c, stored_shape{p.m, p.n}, p.ldc),
+                                  sizeof(float), overlap_rule::disjoint, "gemm: the packing workspace and C");
+    }
+    FOUNDRY_EXPECTS(is_aligned(workspace.data(), pack_alignment), "gemm: a workspace for packed operands must be " +
+                                                                      std::to_string(pack_alignment) +
+                                                                      "-byte aligned (as cudaMalloc returns)");
+    auto* const bytes = reinterpret_cast<unsigned char*>(workspace.data());
+    const pack_offsets at = pack_offsets_of(p, plan);
+    q_ = packed_problem(p, plan, reinterpret_cast<std::uintptr_t>(bytes));
+    if (plan.pack_a) enqueue_pack(p.a, stored_a(p), p.lda, reinterpret_cast<In*>(bytes + at.a), q_.lda, s);
+    if (plan.pack_b) enqueue_pack(p.b, stored_b(p), p.ldb, reinterpret_cast<In*>(bytes + at.b), q_.ldb, s);
+    rest_ = workspace.subspan(plan.pack_bytes / sizeof(float));
+  }
+
+  /// The problem the rung's kernel solves: `p`, or `p` on the copies.
+  [[nodiscard]] const gemm_problem<In, float>& problem() const noexcept { return q_; }
+  /// The workspace left to the rung (split-K's share): the caller's, or what follows the copies.
+  [[nodiscard]] cuda::std::span<float> workspace() const noexcept { return rest_; }
+
+ private:
+  gemm_problem<In, float> q_;
+  cuda::std::span<float> rest_;
+  device_buffer<float> owned_;
+};
+
+}  // namespace detail
+}  // namespace foundry::gemm_kernels
