@@ -495,9 +495,16 @@ void bm_foundry(benchmark::State& state, sweep_problem p) {
                        "relative Frobenius error against cuBLAS " + std::to_string(r.rel_error) + " exceeds " +
                            std::to_string(tolerance)))
       return;
+    // The label names the plan the row ran (rung, tile, split, packing), so that the
+    // report's worst rows say why.
+    bench::options opt = options_of<In>();
+    opt.note = "plan: " +
+               foundry::make_gemm_plan(foundry::make_gemm_problem<In, float>(1.0f, va, p.op_a, vb, p.op_b, 0.0f, vc),
+                                       foundry::get_device_properties(foundry::stream_device(d.s.get())))
+                   .describe();
     bench::measure(
         state, d.s, work_of<In>(p),
-        [&](cuda::stream_ref st) { foundry::gemm(1.0f, va, p.op_a, vb, p.op_b, 0.0f, vc, st); }, options_of<In>());
+        [&](cuda::stream_ref st) { foundry::gemm(1.0f, va, p.op_a, vb, p.op_b, 0.0f, vc, st); }, opt);
   } catch (const std::exception& e) {
     fail(state, e.what());  // the operands could not be built, or the comparison failed
   }

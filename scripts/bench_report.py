@@ -307,6 +307,7 @@ def sweep_tables(rows):
              " | ".join(name for _, name in SWEEP_CLASSES) + " |",
              "|---|---|---|---|---|---|" + "---|" * len(SWEEP_CLASSES)]
     failed = []
+    plans = []
     for algorithm in dict.fromkeys(r["algorithm"] for r in sweep):
         shapes = list(dict.fromkeys(r["rest"] for r in sweep if r["algorithm"] == algorithm))
         ratios = []  # (ratio, shape, class)
@@ -319,17 +320,22 @@ def sweep_tables(rows):
                 continue
             if foundry["seconds"] > 0 and cublas["seconds"] > 0:
                 kind = foundry["extra"].get("sweep_class", cublas["extra"].get("sweep_class"))
-                ratios.append((cublas["seconds"] / foundry["seconds"], " ".join(rest), kind))
+                plan = foundry["label"].split("; plan: ", 1)[1] if "; plan: " in foundry["label"] else ""
+                ratios.append((cublas["seconds"] / foundry["seconds"], " ".join(rest), kind, plan))
         ratios.sort()
         per_class = []
         for code, _ in SWEEP_CLASSES:
-            of_class = [x for x, _, kind in ratios if kind is not None and int(kind) == code]
+            of_class = [x for x, _, kind, _ in ratios if kind is not None and int(kind) == code]
             per_class.append("%.3f (%d)" % (geometric_mean(of_class), len(of_class)) if of_class else "-")
-        worst_five = ", ".join("%s %.2f" % (shape, x) for x, shape, _ in ratios[:5]) or "-"
+        worst_five = ", ".join("%s %.2f" % (shape, x) for x, shape, _, _ in ratios[:5]) or "-"
         lines.append("| %s | %d | %d | %s | %s | %s | %s |" % (
             algorithm[len(SWEEP_PREFIX):], len(shapes), len(ratios),
-            "%.3f×" % geometric_mean([x for x, _, _ in ratios]) if ratios else "-",
+            "%.3f×" % geometric_mean([x for x, _, _, _ in ratios]) if ratios else "-",
             "%.3f×" % ratios[0][0] if ratios else "-", worst_five, " | ".join(per_class)))
+        plans += ["- %s %s %.2f×: %s" % (algorithm[len(SWEEP_PREFIX):], shape, x, plan)
+                  for x, shape, _, plan in ratios[:5] if plan]
+    if plans:
+        lines += ["", "The plans of the worst five (as `gemm_plan::describe()` printed them in the run):", ""] + plans
     if failed:
         lines += ["", "Failed sweep rows (not in the figures above):", ""]
         lines += ["- %s: %s" % (r["name"], r["error"]) for r in failed]

@@ -109,6 +109,9 @@ struct options {
   int max_samples = 100;
   /// Wall-clock budget for the samples of one round (at least one sample is always taken).
   double max_seconds = 1.0;
+  /// Appended to the row's label after "; " (for example the plan a GEMM row ran), so
+  /// that the JSON says what was measured. Empty: nothing.
+  std::string note;
 };
 
 /// Turns on manual time (the harness's GPU time) and microseconds. Use with `->Apply(...)`.
@@ -251,6 +254,7 @@ inline void report(benchmark::State& state, const work& w, const sample_stats& r
   std::string label = opt.cache == cache_mode::cold ? "cold" : "hot";
   if (host_timed) label += ", host-timed";
   label += compute_bound ? std::string(", compute-bound: ") + to_string(opt.ceiling) : std::string(", memory-bound");
+  if (!opt.note.empty()) label += "; " + opt.note;
   state.SetLabel(label.c_str());
 }
 
