@@ -111,7 +111,7 @@ struct options {
   double max_seconds = 1.0;
   /// Appended to the row's label after "; " (for example the plan a GEMM row ran), so
   /// that the JSON says what was measured. Empty: nothing.
-  std::string note;
+  std::string note{};
 };
 
 /// Turns on manual time (the harness's GPU time) and microseconds. Use with `->Apply(...)`.
