@@ -228,7 +228,7 @@ struct tensor_core_candidate {
   static constexpr int warps_n = WarpsN;
   static constexpr int stages = Stages;
   static constexpr int group_m = 8;
-  static constexpr int blocks_per_sm = 1;
+  static constexpr int min_blocks_per_sm = 1;
 };
 
 template <class In>

@@ -79,16 +79,17 @@ struct split_k_plan {
 }
 
 /// The plan of a rung whose grid has one block per `block_m × block_n` tile of an
-/// m × n C, `blocks_per_sm` of them resident per SM, stepping K `block_k` at a time
+/// m × n C, `min_blocks_per_sm` of them resident per SM, stepping K `block_k` at a time
 /// (see `plan_split_k`). 512: below that a slice's pipeline start-up and the reduce
 /// outweigh the extra SMs. Not tuned: it does not bind at 1024 × 1024 × 8192 (4 slices
 /// of 2048), the shape that splits on the H200.
 [[nodiscard]] inline split_k_plan plan_split_k_for_tiles(std::int64_t m, std::int64_t n, std::int64_t k, int block_m,
-                                                         int block_n, int block_k, int blocks_per_sm, int requested,
+                                                         int block_n, int block_k, int min_blocks_per_sm, int requested,
                                                          int sm_count) {
   constexpr std::int64_t min_k_per_split = 512;
   const std::int64_t tiles = ceil_div<std::int64_t>(m, block_m) * ceil_div<std::int64_t>(n, block_n);
-  return plan_split_k(tiles, std::int64_t{sm_count} * blocks_per_sm, sm_count, k, block_k, requested, min_k_per_split);
+  return plan_split_k(tiles, std::int64_t{sm_count} * min_blocks_per_sm, sm_count, k, block_k, requested,
+                      min_k_per_split);
 }
 
 /// Floats of workspace that `splits` slices of `p` need (0 for one slice).
