@@ -157,7 +157,7 @@ __global__ void __launch_bounds__(Policy::block_threads)
 }
 
 /// Grid-stride configuration: enough blocks for `work_items` threads (at least
-/// one block), capped at `Policy::blocks_per_sm` resident blocks per SM, with the
+/// one block), capped at `Policy::blocks_per_sm` grid blocks per SM, with the
 /// policy's launch dependency (the kernels wait for prior grids first either way).
 template <class Policy>
 launch_config transform_launch_config(std::uint64_t work_items) {
