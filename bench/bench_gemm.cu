@@ -113,7 +113,7 @@ struct gemm_data {
         c(static_cast<std::size_t>(sh.m * sh.n), s),
         reference(static_cast<std::size_t>(sh.m * sh.n), s) {
     // Keep freed pool memory instead of returning it at every synchronisation, so that
-    // the split-K scratch of foundry::gemm is reused across samples, as in an application
+    // the split-K workspace of foundry::gemm is reused across samples, as in an application
     // that keeps its pool warm.
     cudaMemPool_t pool = nullptr;
     FOUNDRY_CUDA_TRY(cudaDeviceGetDefaultMemPool(&pool, foundry::current_device()));
@@ -228,7 +228,7 @@ struct tensor_core_candidate {
   static constexpr int warps_n = WarpsN;
   static constexpr int stages = Stages;
   static constexpr int group_m = 8;
-  static constexpr int blocks_per_sm = 1;
+  static constexpr int min_blocks_per_sm = 1;
 };
 
 template <class In>

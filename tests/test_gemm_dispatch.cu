@@ -179,7 +179,7 @@ TEST_CASE("make_gemm_plan names the rung, tile, stages, residency and split of e
   const foundry::gemm_plan rb = foundry::make_gemm_plan(fp32, gemm_rung::register_blocked, 132);
   CHECK(rb.rung == gemm_rung::register_blocked);
   CHECK_FALSE(rb.fallback);
-  CHECK((rb.block_m == 128 && rb.block_n == 128 && rb.block_k == 8 && rb.stages == 2 && rb.blocks_per_sm == 2));
+  CHECK((rb.block_m == 128 && rb.block_n == 128 && rb.block_k == 8 && rb.stages == 2 && rb.min_blocks_per_sm == 2));
   CHECK((rb.split_k == 4 && rb.k_per_split == 2048));  // 64 tiles for 264 slots
   CHECK(rb.workspace_bytes == 4u * 1024u * 1024u * sizeof(float));
   CHECK(rb.split_k == gk::register_blocked_split_k(fp32, 0, 132).splits);
@@ -193,20 +193,41 @@ TEST_CASE("make_gemm_plan names the rung, tile, stages, residency and split of e
   const auto deep = plan_problem<__nv_bfloat16>(1024, 1024, 8192);
   const foundry::gemm_plan tc = foundry::make_gemm_plan(deep, gemm_rung::tensor_core, 132);
   CHECK((tc.rung == gemm_rung::tensor_core && !tc.fallback));
-  CHECK((tc.block_m == 128 && tc.block_n == 256 && tc.block_k == 64 && tc.stages == 3 && tc.blocks_per_sm == 1));
+  CHECK((tc.block_m == 128 && tc.block_n == 256 && tc.block_k == 64 && tc.stages == 3 && tc.min_blocks_per_sm == 1));
   CHECK((tc.split_k == 4 && tc.k_per_split == 2048));  // 32 tiles for 132 SMs
   CHECK(tc.split_k == gk::tensor_core_split_k(1024, 1024, 8192, 0, 132).splits);
 
   const foundry::gemm_plan shallow =
       foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(8192, 8192, 1024), gemm_rung::tensor_core, 132);
-  CHECK((shallow.block_n == 128 && shallow.blocks_per_sm == 2 && shallow.split_k == 1));
+  CHECK((shallow.block_n == 128 && shallow.min_blocks_per_sm == 2 && shallow.split_k == 1));
 
   const foundry::gemm_plan wg = foundry::make_gemm_plan(deep, gemm_rung::wgmma, 132);
   CHECK(wg.rung == gemm_rung::wgmma);
-  CHECK((wg.block_m == 128 && wg.block_n == 256 && wg.block_k == 64 && wg.stages == 4 && wg.blocks_per_sm == 1));
+  CHECK((wg.block_m == 128 && wg.block_n == 256 && wg.block_k == 64 && wg.stages == 4 && wg.min_blocks_per_sm == 1));
   CHECK((wg.split_k == gk::wgmma_split_k(1024, 1024, 8192, 0, 132).splits && wg.split_k == 4));
   const foundry::gemm_plan wg8 = foundry::make_gemm_plan(deep, gemm_rung::wgmma, 132, 8);
   CHECK((wg8.split_k == 8 && wg8.k_per_split == 1024 && wg8.workspace_bytes == 8u * 1024u * 1024u * sizeof(float)));
+}
+
+namespace {
+// A tuning written before issue 20, when GEMM policies named their residency blocks_per_sm.
+struct old_residency_name : foundry::gemm_kernels::tensor_core_policy {
+  static constexpr int blocks_per_sm = 2;
+};
+}  // namespace
+
+TEST_CASE("GEMM policies name their residency min_blocks_per_sm, and an old blocks_per_sm is caught", "[gemm][plan]") {
+  namespace gk = foundry::gemm_kernels;
+  STATIC_REQUIRE(gk::register_blocked_default_policy::min_blocks_per_sm == 2);
+  STATIC_REQUIRE(gk::tensor_core_policy::min_blocks_per_sm == 1);
+  STATIC_REQUIRE(gk::tensor_core_shallow_k_policy::min_blocks_per_sm == 2);
+  STATIC_REQUIRE(gk::wgmma_policy::min_blocks_per_sm == 1);
+  STATIC_REQUIRE(!foundry::detail::has_blocks_per_sm<gk::register_blocked_default_policy>);
+  STATIC_REQUIRE(!foundry::detail::has_blocks_per_sm<gk::tensor_core_shallow_k_policy>);
+  STATIC_REQUIRE(!foundry::detail::has_blocks_per_sm<gk::tensor_core_fallback_policy>);
+  STATIC_REQUIRE(!foundry::detail::has_blocks_per_sm<gk::wgmma_policy>);
+  // plan_with_policy<old_residency_name> would not compile (static_assert).
+  STATIC_REQUIRE(foundry::detail::has_blocks_per_sm<old_residency_name>);
 }
 
 TEST_CASE("make_gemm_plan takes rung 4 where the wgmma rung cannot describe the operands", "[gemm][plan]") {

@@ -365,7 +365,7 @@ TEST_CASE("the skinny plan names its tile, split and orientation", "[gemm][plan]
   const foundry::device_properties h200 = hopper();
   // A row vector times a row-major B: along n, 128 tiles of 128 columns for 132 SMs: K in 4.
   const foundry::gemm_plan row = foundry::make_gemm_plan(plan_problem<float>(1, 16384, 16384), h200);
-  CHECK((row.block_m == 1 && row.block_n == 128 && row.block_k == 512 && row.blocks_per_sm == 4));
+  CHECK((row.block_m == 1 && row.block_n == 128 && row.block_k == 512 && row.min_blocks_per_sm == 4));
   CHECK((row.split_k == 4 && row.k_per_split == 4096 && row.workspace_bytes == 4u * 16384u * sizeof(float)));
   CHECK(row.describe().rfind("skinny 1x128x512, 1 stage, 4 block/SM, split-K 4 x 4096 (", 0) == 0);
   CHECK(std::string(row.why).find("small M") != std::string::npos);
@@ -373,7 +373,7 @@ TEST_CASE("the skinny plan names its tile, split and orientation", "[gemm][plan]
   CHECK(foundry::make_gemm_plan(plan_problem<float>(1, 32768, 16384), h200).split_k == 2);
   // A row-major matrix times a column vector: solved as C^T, along k, 512 tiles: no split.
   const foundry::gemm_plan column = foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(16384, 1, 16384), h200);
-  CHECK((column.block_m == 1 && column.block_n == 32 && column.blocks_per_sm == 2 && column.split_k == 1));
+  CHECK((column.block_m == 1 && column.block_n == 32 && column.min_blocks_per_sm == 2 && column.split_k == 1));
   CHECK(std::string(column.why).find("small N") != std::string::npos);
   // Row buckets: 1, half, all of skinny_max_rows.
   CHECK(foundry::make_gemm_plan(plan_problem<float>(3, 4096, 4096), h200).block_m == 8);

@@ -290,7 +290,8 @@ void check_split_k_cases(Run&& run) {
     }
   }
   const gemm_case c = make_gemm_case({200, 304, 704}, 1.0f, 0.0f);
-  const std::size_t needed = foundry::gemm_kernels::split_k_workspace_elements(fake_gemm_problem({c.m, c.n, c.k}), 4);
+  const std::size_t needed =
+      foundry::gemm_kernels::split_k_workspace_bytes(fake_gemm_problem({c.m, c.n, c.k}), 4) / sizeof(float);
   REQUIRE(needed == 4u * 200u * 304u);
   foundry::stream s;
   auto workspace = poisoned_device_buffer<float>(needed, s);
@@ -375,7 +376,7 @@ void check_split_k_rejects_small_workspace(Path&& path, Launch&& launch) {
   q.c = out.data();
   q.ldc = n;
   REQUIRE(path(q));  // leading dimensions 704 and 304: multiples of 8
-  const std::size_t needed = foundry::gemm_kernels::split_k_workspace_elements(q, 4);
+  const std::size_t needed = foundry::gemm_kernels::split_k_workspace_bytes(q, 4) / sizeof(float);
   REQUIRE(needed == 243200u);
   foundry::device_buffer<float> workspace(needed - 1, s);
   foundry::gemm_kernels::split_k_options small;

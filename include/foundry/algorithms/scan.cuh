@@ -402,7 +402,7 @@ __global__ void __launch_bounds__(Policy::block_threads)
   }
 }
 
-/// Bytes of scratch for `tiles` tile states of `T`, each array on a 16-byte boundary.
+/// Bytes of workspace for `tiles` tile states of `T`, each array on a 16-byte boundary.
 template <class T>
 std::size_t tile_states_bytes(std::uint64_t tiles) {
   const std::size_t n = static_cast<std::size_t>(tiles);
@@ -413,9 +413,9 @@ std::size_t tile_states_bytes(std::uint64_t tiles) {
 }
 
 template <class T>
-tile_states<T> carve_tile_states(std::byte* scratch, std::uint64_t tiles) {
+tile_states<T> carve_tile_states(std::byte* workspace, std::uint64_t tiles) {
   const std::size_t n = static_cast<std::size_t>(tiles);
-  auto at = round_up<std::uintptr_t>(reinterpret_cast<std::uintptr_t>(scratch), 16);
+  auto at = round_up<std::uintptr_t>(reinterpret_cast<std::uintptr_t>(workspace), 16);
   tile_states<T> states{};
   if constexpr (tile_states<T>::packed) {
     states.words = reinterpret_cast<unsigned long long*>(at);
@@ -442,12 +442,12 @@ std::uint64_t scan_tile_count(std::uint64_t n, int vector_elements) {
 
 /// Resets the tile states and enqueues one block per tile.
 template <class Policy, int N, scan_kind Kind, class In, class Out, class Op>
-void enqueue_scan(vector_split<N> split, const In* in, Out* out, Out init, Op op, std::byte* scratch,
+void enqueue_scan(vector_split<N> split, const In* in, Out* out, Out init, Op op, std::byte* workspace,
                   cuda::stream_ref s) {
   constexpr std::uint64_t tile_vectors = std::uint64_t{Policy::block_threads} * Policy::vectors_in_flight;
   const std::uint64_t tiles = std::max<std::uint64_t>(1, ceil_div(split.vectors, tile_vectors));
   FOUNDRY_EXPECTS(tiles <= max_grid_x, "scan input is too large: " + std::to_string(split.n) + " elements");
-  const tile_states<Out> states = carve_tile_states<Out>(scratch, tiles);
+  const tile_states<Out> states = carve_tile_states<Out>(workspace, tiles);
   if (tiles > 1) {  // one tile publishes nothing, reads nothing, and takes index 0 from its block index
     launch_config reset = make_launch_config_1d(tiles, 256, resident_grid_blocks(4));
     reset.dependency = launch_dependency::programmatic;
@@ -479,23 +479,23 @@ void scan(cuda::std::span<In, InExtent> in, cuda::std::span<Out, OutExtent> out,
   expect_device_accessible(out, device, "scan output");
   constexpr int n_vector = common_vector_elements_v<Policy::vector_bytes, T, Out>;
   const std::uint64_t n = in.size();
-  device_buffer<std::byte> scratch(tile_states_bytes<Out>(scan_tile_count<Policy>(n, 1)), s);
+  device_buffer<std::byte> workspace(tile_states_bytes<Out>(scan_tile_count<Policy>(n, 1)), s);
   const T* src = in.data();
   if constexpr (n_vector > 1) {
     if (same_vector_phase<n_vector>(src, out.data())) {
       enqueue_scan<Policy, n_vector, Kind>(split_for_vectors<n_vector>(src, n), src, out.data(), init, op,
-                                           scratch.data(), s);
+                                           workspace.data(), s);
       return;
     }
   }
-  enqueue_scan<Policy, 1, Kind>(split_for_vectors<1>(src, n), src, out.data(), init, op, scratch.data(), s);
+  enqueue_scan<Policy, 1, Kind>(split_for_vectors<1>(src, n), src, out.data(), init, op, workspace.data(), s);
 }
 
 }  // namespace detail
 
 /// `out[i] = in[0] ⊕ ... ⊕ in[i]` for every i, with `op` associative (not
 /// necessarily commutative), accumulated in the output's element type. `out` may
-/// be `in` (in place). Asynchronous on `s`; allocates its scratch (one state per
+/// be `in` (in place). Asynchronous on `s`; allocates its workspace (one state per
 /// tile) stream-ordered on `s`.
 /// Throws `std::invalid_argument` if the sizes differ, a span with elements has a
 /// null pointer, or the spans overlap other than exactly; `cuda_error` if an

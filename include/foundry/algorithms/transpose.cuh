@@ -33,7 +33,7 @@
 ///    shear by up to `store_alignment_bytes / sizeof(T) - 1`): at an odd pitch, the
 ///    default's runs start mid-sector in most output rows, and the sectors at both ends
 ///    of every run are written in part, by two blocks.
-///  - copy_2d: each block copies one chunk of `block_threads × vectors_per_thread`
+///  - copy_2d: each block copies one chunk of `block_threads × vectors_in_flight`
 ///    vectors of one row (rows past the grid's 65535 by striding), loading all before
 ///    storing any; 16-byte vectors when both base pointers and both pitches allow them,
 ///    element by element otherwise, and the `cols % vector` tail of each row element-wise.
@@ -98,14 +98,14 @@ struct transpose_policy {
   static constexpr launch_dependency dependency = launch_dependency::programmatic;
 };
 
-/// Launch policy of `copy_2d`: one chunk of `block_threads × vectors_per_thread`
+/// Launch policy of `copy_2d`: one chunk of `block_threads × vectors_in_flight`
 /// vectors of a row per block. Not yet measured on the H200; the shape is
 /// `device_copy_policy`'s, which reached 0.975× cudaMemcpy at 1 GiB there.
 struct copy_2d_policy {
   /// Threads per block.
   static constexpr int block_threads = 512;
-  /// Vectors per thread, all loaded before any is stored.
-  static constexpr int vectors_per_thread = 4;
+  /// Vectors each thread loads before it stores any (its share of the chunk).
+  static constexpr int vectors_in_flight = 4;
   /// Bytes per access on the vector path. 16 = one LDG.128/STG.128.
   static constexpr int vector_bytes = 16;
   /// How the kernel waits for the work before it (programmatic dependent launch on sm_90).
@@ -412,7 +412,7 @@ void launch_transpose(const matrix_view<const T>& in, const matrix_view<T>& out,
 /// to the vector (checked by the host).
 template <class Policy, int N, class T>
 __global__ void __launch_bounds__(Policy::block_threads) copy_2d_kernel(matrix_view<const T> src, matrix_view<T> dst) {
-  constexpr int per_thread = Policy::vectors_per_thread;
+  constexpr int per_thread = Policy::vectors_in_flight;
   constexpr std::int64_t chunk = std::int64_t{Policy::block_threads} * per_thread;
   allow_dependent_launch();
   wait_for_prior_grids();
@@ -451,7 +451,7 @@ __global__ void __launch_bounds__(Policy::block_threads) copy_2d_kernel(matrix_v
 template <class Policy, int N, class T>
 void enqueue_copy_2d(const matrix_view<const T>& src, const matrix_view<T>& dst, cuda::stream_ref s) {
   const std::uint64_t vectors = static_cast<std::uint64_t>(src.cols / N);
-  const std::uint64_t chunk = std::uint64_t{Policy::block_threads} * Policy::vectors_per_thread;
+  const std::uint64_t chunk = std::uint64_t{Policy::block_threads} * Policy::vectors_in_flight;
   launch_config c;
   // At least one block per row: it also copies the row's tail.
   c.grid =
@@ -466,6 +466,7 @@ void enqueue_copy_2d(const matrix_view<const T>& src, const matrix_view<T>& dst,
 /// both are contiguous, 16-byte vectors when pointers and pitches allow, else elements.
 template <class Policy, class T>
 void launch_copy_2d(const matrix_view<const T>& src, const matrix_view<T>& dst, cuda::stream_ref s) {
+  static_assert(!has_vectors_per_thread<Policy>, "copy_2d_policy names its loads vectors_in_flight");
   if (src.rows == 1 || (src.ld == src.cols && dst.ld == dst.cols)) {
     const auto n = static_cast<std::size_t>(src.rows * src.cols);
     device_copy(cuda::std::span<T>(dst.data, n), cuda::std::span<const T>(src.data, n), s);

@@ -413,7 +413,7 @@ void gemm_with(gemm_rung rung, float alpha, matrix_view<TA> a, matrix_op op_a, m
 ///   take rung 4's fallback kernel.
 /// - Asynchronous: enqueued on `s`; returns without synchronising. The fp32
 ///   path and the 16-bit rungs (tensor_core, wgmma) may allocate split-K
-///   scratch and the 16-bit ones the packed copies, stream-ordered on `s`; so
+///   workspace and the 16-bit ones the packed copies, stream-ordered on `s`; so
 ///   may the skinny rung (M or N small).
 /// - Throws `std::invalid_argument` for inconsistent shapes, a leading
 ///   dimension too small, an extent past the address range or a null pointer with

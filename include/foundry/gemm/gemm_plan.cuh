@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 namespace foundry {
 
@@ -44,7 +45,7 @@ enum class gemm_rung {
 }
 
 /// What `foundry::gemm` will enqueue for one problem. Tile fields are 0 for the
-/// rungs without a block tile (naive); `blocks_per_sm` is the residency the kernel
+/// rungs without a block tile (naive); `min_blocks_per_sm` is the residency the kernel
 /// is built for (`__launch_bounds__`) and the split-K plan assumes.
 struct gemm_plan {
   /// The rung that runs the problem.
@@ -59,7 +60,7 @@ struct gemm_plan {
   int block_k = 0;
   int stages = 1;  ///< shared-memory buffers in the K pipeline
   /// Blocks resident per SM, as built (`__launch_bounds__`).
-  int blocks_per_sm = 1;
+  int min_blocks_per_sm = 1;
   int split_k = 1;               ///< K slices, each computed by separate blocks
   std::int64_t k_per_split = 0;  ///< K per slice, a multiple of block_k (0 without split)
   /// Workspace the launch needs: the packed copies (`pack_bytes`, at the front), then
@@ -80,7 +81,7 @@ struct gemm_plan {
     if (fallback) s += " (fallback)";
     if (block_m > 0) {
       s += " " + std::to_string(block_m) + "x" + std::to_string(block_n) + "x" + std::to_string(block_k) + ", " +
-           std::to_string(stages) + (stages == 1 ? " stage, " : " stages, ") + std::to_string(blocks_per_sm) +
+           std::to_string(stages) + (stages == 1 ? " stage, " : " stages, ") + std::to_string(min_blocks_per_sm) +
            " block/SM";
     }
     if (pack_a && pack_b) {
@@ -98,16 +99,26 @@ struct gemm_plan {
 
 namespace detail {
 
+/// Whether `Policy` has a member `blocks_per_sm`: a GEMM policy's residency is
+/// `min_blocks_per_sm` (ARCHITECTURE.md, "Policy vocabulary"), so a `blocks_per_sm`
+/// there is a tuning from before the rename that no kernel would read.
+template <class Policy, class = void>
+inline constexpr bool has_blocks_per_sm = false;
+template <class Policy>
+inline constexpr bool has_blocks_per_sm<Policy, std::void_t<decltype(Policy::blocks_per_sm)>> = true;
+
 /// A plan of `rung` with `Policy`'s tile, stages and residency, chosen for `why`.
 template <class Policy>
 [[nodiscard]] gemm_plan plan_with_policy(gemm_rung rung, const char* why) noexcept {
+  static_assert(!has_blocks_per_sm<Policy>,
+                "a GEMM policy names its residency min_blocks_per_sm (blocks_per_sm is a grid cap elsewhere)");
   gemm_plan plan;
   plan.rung = rung;
   plan.block_m = Policy::block_m;
   plan.block_n = Policy::block_n;
   plan.block_k = Policy::block_k;
   plan.stages = Policy::stages;
-  plan.blocks_per_sm = Policy::blocks_per_sm;
+  plan.min_blocks_per_sm = Policy::min_blocks_per_sm;
   plan.why = why;
   return plan;
 }

@@ -61,7 +61,7 @@ namespace foundry::gemm_kernels {
 
 /// Tile shape of rung 3: the block tile, the K slice, the blocks per SM the
 /// registers are budgeted for, and the thread sub-tile (a multiple of 4 × 4).
-template <int BlockM = 128, int BlockN = 128, int BlockK = 8, int BlocksPerSm = 2, int ThreadM = 8, int ThreadN = 8>
+template <int BlockM = 128, int BlockN = 128, int BlockK = 8, int MinBlocksPerSm = 2, int ThreadM = 8, int ThreadN = 8>
 struct register_blocked_policy {
   /// 128 × 128: 32 FLOPs per byte moved from L2, enough to keep the FMA units
   /// fed. 48.3 TFLOP/s at 8192^3 fp32 on the H200 (0.94× cuBLAS).
@@ -74,7 +74,7 @@ struct register_blocked_policy {
   /// 2 blocks (16 warps) per SM: the cap of 128 registers per thread that this
   /// implies holds the default 8 × 8 tile's 64 accumulators, 32 fragment and 8 staging registers
   /// without spills on the float4 path. 48.3 TFLOP/s at 8192^3 on the H200, against 42.1 at 1 block/SM.
-  static constexpr int blocks_per_sm = BlocksPerSm;
+  static constexpr int min_blocks_per_sm = MinBlocksPerSm;
   /// Tile rows per group of the block raster (detail/block_raster.cuh).
   static constexpr int group_m = 8;
   /// Shared-memory buffers: double buffering, one tile computed while the next is stored.
@@ -114,7 +114,7 @@ using register_blocked_default_policy = register_blocked_policy<>;
 /// the block's slice of the workspace, written with alpha = 1, beta = 0.
 /// `out_vector`: out and ldo allow float4 stores.
 template <class Policy, bool AKContiguous, bool BNContiguous, bool Vector>
-__global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
+__global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
     register_blocked_kernel(gemm_problem<float, float> p, std::int64_t k_per_split, float* __restrict__ out,
                             std::int64_t ldo, std::int64_t out_slice_stride, float alpha, float beta, bool out_vector) {
   constexpr int bm = Policy::block_m, bn = Policy::block_n, bk = Policy::block_k;
@@ -246,7 +246,7 @@ template <class Policy = register_blocked_default_policy>
   gemm_plan plan = foundry::detail::plan_with_policy<Policy>(gemm_rung::register_blocked, "fp32 inputs");
   detail::record_split(plan,
                        plan_split_k_for_tiles(p.m, p.n, p.k, Policy::block_m, Policy::block_n, Policy::block_k,
-                                              Policy::blocks_per_sm, requested, sm_count),
+                                              Policy::min_blocks_per_sm, requested, sm_count),
                        p);
   return plan;
 }

@@ -70,13 +70,13 @@ struct skinny_policy {
   /// Columns of C per along-n block.
   static constexpr int along_n_columns = 128;
   /// Along-n blocks resident per SM, as built.
-  static constexpr int along_n_blocks_per_sm = 4;
+  static constexpr int along_n_min_blocks_per_sm = 4;
   /// Along-k kernel: 8 warps, each over 4 columns of B (so a staged A value serves 4).
   static constexpr int along_k_threads = 256;
   /// Columns of C per along-k warp.
   static constexpr int along_k_warp_columns = 4;
   /// Along-k blocks resident per SM, as built.
-  static constexpr int along_k_blocks_per_sm = 2;
+  static constexpr int along_k_min_blocks_per_sm = 2;
   /// Shallowest K slice of a split: below that the workspace's traffic and the second
   /// pass weigh more than the extra SMs.
   static constexpr std::int64_t min_k_per_split = 1024;
@@ -285,7 +285,7 @@ __device__ __forceinline__ void k_slice(const skinny_args<In>& g, std::int64_t& 
 /// columns [x * 128, +128), K slice y, rows [z * Rows, +Rows). `Vector`: 16-byte (fp32) or
 /// 8-byte (16-bit) loads of B, which the launch proved aligned.
 template <class In, int Rows, bool Vector>
-__global__ void __launch_bounds__(skinny_policy::along_n_threads, skinny_policy::along_n_blocks_per_sm)
+__global__ void __launch_bounds__(skinny_policy::along_n_threads, skinny_policy::along_n_min_blocks_per_sm)
     skinny_along_n_kernel(detail::skinny_args<In> g) {
   using element = detail::skinny_element<In>;
   constexpr int threads = skinny_policy::along_n_threads, warps = threads / 32;
@@ -360,7 +360,7 @@ __global__ void __launch_bounds__(skinny_policy::along_n_threads, skinny_policy:
 /// columns [x * 32, +32) (4 per warp), K slice y, rows [z * Rows, +Rows). `Vector` as
 /// `skinny_along_n_kernel`.
 template <class In, int Rows, bool Vector>
-__global__ void __launch_bounds__(skinny_policy::along_k_threads, skinny_policy::along_k_blocks_per_sm)
+__global__ void __launch_bounds__(skinny_policy::along_k_threads, skinny_policy::along_k_min_blocks_per_sm)
     skinny_along_k_kernel(detail::skinny_args<In> g) {
   using element = detail::skinny_element<In>;
   constexpr int threads = skinny_policy::along_k_threads, warps = threads / 32;
@@ -452,12 +452,13 @@ template <class In>
   plan.block_n = along_n ? skinny_policy::along_n_columns
                          : skinny_policy::along_k_threads / 32 * skinny_policy::along_k_warp_columns;
   plan.block_k = skinny_policy::chunk_k;
-  plan.blocks_per_sm = along_n ? skinny_policy::along_n_blocks_per_sm : skinny_policy::along_k_blocks_per_sm;
+  plan.min_blocks_per_sm =
+      along_n ? skinny_policy::along_n_min_blocks_per_sm : skinny_policy::along_k_min_blocks_per_sm;
   const std::int64_t tiles = ceil_div<std::int64_t>(std::max<std::int64_t>(g.n, 1), plan.block_n) *
                              ceil_div<std::int64_t>(std::max<std::int64_t>(g.m, 1), plan.block_m);
   // Memory-bound: split while the blocks cannot fill every resident slot (not only every
   // SM, as the compute-bound rungs do), so that each SM keeps its loads in flight.
-  const int slots = sm_count * plan.blocks_per_sm;
+  const int slots = sm_count * plan.min_blocks_per_sm;
   detail::record_split(
       plan, plan_split_k(tiles, slots, slots, p.k, plan.block_k, requested, skinny_policy::min_k_per_split), p);
   if (g.m > skinny_max_rows<In>) {

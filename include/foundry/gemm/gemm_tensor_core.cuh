@@ -74,7 +74,7 @@ namespace foundry::gemm_kernels {
 
 /// Tiling of the fast tensor-core kernel. The members are compile-time
 /// constants because they size the register arrays and unrolled loops; pass
-/// another struct with the same members (`blocks_per_sm` included: it sets the
+/// another struct with the same members (`min_blocks_per_sm` included: it sets the
 /// kernel's `__launch_bounds__` and the split-K plan) as `gemm_tensor_core`'s second
 /// template argument to try a different tiling.
 struct tensor_core_policy {
@@ -104,7 +104,7 @@ struct tensor_core_policy {
   static constexpr int group_m = 8;
   /// Blocks resident per SM, which `__launch_bounds__` and the split-K plan assume:
   /// one (255 registers × 256 threads, 144 KiB of shared memory).
-  static constexpr int blocks_per_sm = 1;
+  static constexpr int min_blocks_per_sm = 1;
 };
 
 /// Tiling of the fast kernel for short K (`gemm_tensor_core` picks it when K ≤
@@ -123,7 +123,7 @@ struct tensor_core_shallow_k_policy : tensor_core_policy {
   /// Warps along N.
   static constexpr int warps_n = 2;
   /// Blocks resident per SM.
-  static constexpr int blocks_per_sm = 2;
+  static constexpr int min_blocks_per_sm = 2;
 };
 
 /// Not a tiling: as `gemm_tensor_core`'s policy (the default) it picks one per
@@ -158,7 +158,7 @@ struct tensor_core_fallback_policy {
   static constexpr int stages = 1;  ///< not pipelined: scalar loads, a barrier, the mma steps
   /// Tile rows per group of the block order.
   static constexpr int group_m = 8;
-  static constexpr int blocks_per_sm = 1;  ///< not in its launch bounds: only the plan reports it
+  static constexpr int min_blocks_per_sm = 1;  ///< not in its launch bounds: only the plan (and its split-K) assumes it
 };
 
 /// Whether `gemm_tensor_core` can run `p` on its fast kernel: `cp.async` moves
@@ -289,7 +289,7 @@ __device__ void mma_fragments(float (&acc)[MFragments][NFragments][4],
 /// (a multiple of block_k, so that only the last slice has a ragged end) into
 /// C + y·c_slice_stride.
 template <class In, class Policy, bool AKContiguous, bool BKContiguous>
-__global__ void __launch_bounds__(tensor_core_shape<Policy>::threads, Policy::blocks_per_sm)
+__global__ void __launch_bounds__(tensor_core_shape<Policy>::threads, Policy::min_blocks_per_sm)
     gemm_tensor_core_kernel(gemm_problem<In, float> p, std::int64_t k_per_split, std::int64_t c_slice_stride) {
   using shape = tensor_core_shape<Policy>;
   using a_layout = operand_tile<AKContiguous, Policy::block_m, Policy::block_k>;
@@ -533,7 +533,7 @@ auto* select_tensor_core_kernel(const gemm_problem<In, float>& p) noexcept {
 /// n × k problem on `sm_count` SMs (`plan_split_k_for_tiles`; `requested` as
 /// `split_k_options::split_k`), with the tiling the default policy picks by K: one slice
 /// while the block tiles occupy every SM, otherwise enough slices of at least 512 of K to
-/// fill the `blocks_per_sm` block slots of every SM. At 1024 × 1024 × 8192: 32 tiles of
+/// fill the `min_blocks_per_sm` block slots of every SM. At 1024 × 1024 × 8192: 32 tiles of
 /// 128 × 256, 4 slices of 2048.
 template <class Policy = tensor_core_auto_policy>
 [[nodiscard]] split_k_plan tensor_core_split_k(std::int64_t m, std::int64_t n, std::int64_t k, int requested,
@@ -543,7 +543,7 @@ template <class Policy = tensor_core_auto_policy>
                ? tensor_core_split_k<tensor_core_shallow_k_policy>(m, n, k, requested, sm_count)
                : tensor_core_split_k<tensor_core_policy>(m, n, k, requested, sm_count);
   } else {
-    return plan_split_k_for_tiles(m, n, k, Policy::block_m, Policy::block_n, Policy::block_k, Policy::blocks_per_sm,
+    return plan_split_k_for_tiles(m, n, k, Policy::block_m, Policy::block_n, Policy::block_k, Policy::min_blocks_per_sm,
                                   requested, sm_count);
   }
 }
@@ -568,10 +568,11 @@ template <class In, class Policy = tensor_core_auto_policy, class SmCount>
           gemm_rung::tensor_core, "16-bit inputs; an operand row not on a 16-byte boundary (no cp.async)");
       plan.fallback = true;
       if (p.m > 0 && p.n > 0)
-        detail::record_split(plan,
-                             plan_split_k_for_tiles(p.m, p.n, p.k, fallback::block_m, fallback::block_n,
-                                                    fallback::block_k, fallback::blocks_per_sm, requested, sm_count()),
-                             p);
+        detail::record_split(
+            plan,
+            plan_split_k_for_tiles(p.m, p.n, p.k, fallback::block_m, fallback::block_n, fallback::block_k,
+                                   fallback::min_blocks_per_sm, requested, sm_count()),
+            p);
       return plan;
     }
     FOUNDRY_EXPECTS(ceil_div<std::int64_t>(p.k, Policy::block_k) <= std::numeric_limits<int>::max(),

@@ -135,7 +135,7 @@ struct wgmma_policy {
   /// Registers per consumer thread after setmaxnreg (see producer_registers).
   static constexpr int consumer_registers = 232;
   /// Blocks resident per SM: one (192 KiB of shared memory), persistent.
-  static constexpr int blocks_per_sm = 1;
+  static constexpr int min_blocks_per_sm = 1;
 };
 
 /// Whether TMA can describe `p`'s operands, so that `gemm_wgmma` runs the wgmma
@@ -369,7 +369,7 @@ __device__ __forceinline__ void wgmma_consume(const wgmma_schedule<Policy>& sche
 /// into C + z·c_slice_stride. The producer runs ahead across units, so the next
 /// tile's copies fly while the consumers store the last one.
 template <class In, class Policy, bool AKMajor, bool BKMajor>
-__global__ void __launch_bounds__(wgmma_shape<Policy>::threads, Policy::blocks_per_sm)
+__global__ void __launch_bounds__(wgmma_shape<Policy>::threads, Policy::min_blocks_per_sm)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                       gemm_problem<In, float> p, std::int64_t k_per_split, int splits, std::int64_t c_slice_stride) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -440,7 +440,7 @@ CUtensorMap operand_map(const In* data, std::int64_t rows, std::int64_t cols, st
 /// K to give every SM a block. At 1024 × 1024 × 8192: 32 tiles, 4 slices of 2048.
 template <class Policy = wgmma_policy>
 [[nodiscard]] split_k_plan wgmma_split_k(std::int64_t m, std::int64_t n, std::int64_t k, int requested, int sm_count) {
-  return plan_split_k_for_tiles(m, n, k, Policy::block_m, Policy::block_n, Policy::block_k, Policy::blocks_per_sm,
+  return plan_split_k_for_tiles(m, n, k, Policy::block_m, Policy::block_n, Policy::block_k, Policy::min_blocks_per_sm,
                                 requested, sm_count);
 }
 
