@@ -67,7 +67,8 @@ namespace foundry {
 
 /// `transpose_policy::store_alignment_bytes` for "choose per call": split each output row
 /// at aligned addresses (`misaligned_store_alignment_bytes`) only when the output's rows are
-/// misaligned, at multiples of `tile_rows` otherwise (the rule: `automatic_output_row_split`).
+/// misaligned, at multiples of `tile_rows` otherwise (the rule:
+/// `detail::automatic_output_row_split`).
 inline constexpr int store_alignment_automatic = -1;
 
 /// Launch policy of `transpose`. Override by deriving and passing it as the first
@@ -97,7 +98,9 @@ struct transpose_policy {
   ///    `store_alignment_bytes / sizeof(T) - 1` more input rows. Capped at `tile_rows`
   ///    elements;
   ///  - `store_alignment_automatic` (the default): one of the two per call, on the host:
-  ///    `misaligned_store_alignment_bytes` when the output rows are misaligned, else 0.
+  ///    `misaligned_store_alignment_bytes` when the output rows are misaligned (a base or
+  ///    a row pitch that is not a multiple of that many bytes, rows longer than a tile),
+  ///    else 0.
   /// A policy that sets 0 or an alignment keeps it for every output.
   static constexpr int store_alignment_bytes = store_alignment_automatic;
   /// The alignment that `store_alignment_automatic` splits a misaligned output at. H200,
