@@ -28,11 +28,14 @@
 ///    1- and 2-byte elements) so that a column read hits 32 different banks. Only the
 ///    tiles that stick out of the matrix check bounds. Element-wide accesses rather than
 ///    16-byte vectors: an odd pitch (16383 × 16385) leaves the rows at every offset modulo
-///    16 bytes. With `store_alignment_bytes` set, each output row is split between blocks
-///    at aligned addresses instead of at multiples of `tile_rows` (the tile's rows then
-///    shear by up to `store_alignment_bytes / sizeof(T) - 1`): at an odd pitch, the
-///    default's runs start mid-sector in most output rows, and the sectors at both ends
-///    of every run are written in part, by two blocks.
+///    16 bytes. When the output rows are misaligned (a base or a row pitch that is not a
+///    multiple of 32 bytes: `detail::automatic_output_row_split`), each output row is
+///    split between blocks at 32-byte aligned addresses instead of at multiples of
+///    `tile_rows` (the tile's rows then shear by up to `32 / sizeof(T) - 1`): split at
+///    tiles, such rows' runs start mid-sector, and the sectors at both ends of every run
+///    are written in part, by two blocks. Aligned outputs keep the unsheared kernel, which
+///    the shear would only slow down. The choice is made on the host, per call, unless
+///    the policy fixes `store_alignment_bytes`.
 ///  - copy_2d: each block copies one chunk of `block_threads × vectors_in_flight`
 ///    vectors of one row (rows past the grid's 65535 by striding), loading all before
 ///    storing any; 16-byte vectors when both base pointers and both pitches allow them,
@@ -62,9 +65,15 @@
 
 namespace foundry {
 
+/// `transpose_policy::store_alignment_bytes` for "choose per call": split each output row
+/// at aligned addresses (`misaligned_store_alignment_bytes`) only when the output's rows are
+/// misaligned, at multiples of `tile_rows` otherwise (the rule:
+/// `detail::automatic_output_row_split`).
+inline constexpr int store_alignment_automatic = -1;
+
 /// Launch policy of `transpose`. Override by deriving and passing it as the first
-/// template argument: `foundry::transpose<my_policy>(...)`. None of these defaults has
-/// been measured on the H200 yet; the comments give the expected behaviour.
+/// template argument: `foundry::transpose<my_policy>(...)`. Only the output-row split has
+/// been measured on the H200 yet; the other comments give the expected behaviour.
 struct transpose_policy {
   /// Threads per block, as 32 lanes × `block_threads / 32` rows. Not yet measured on the
   /// H200. Expected: with `min_blocks_per_sm` below, 5 blocks (80 KiB of float tiles)
@@ -80,14 +89,23 @@ struct transpose_policy {
   /// Input columns per tile: the run of contiguous elements that each input row gives
   /// one block (a multiple of 32 and of `block_threads / 32`). Square with `tile_rows`.
   __host__ __device__ static constexpr int tile_cols(std::size_t element_bytes) { return element_bytes <= 8 ? 64 : 32; }
-  /// 0: each output row is split between blocks at multiples of `tile_rows`. A power of
-  /// two from 32 (an L2 sector) to 128 (a line): the split points of each output row move
-  /// up to the next element whose address is a multiple of this many bytes, so that no
-  /// sector (or line) of the output is written in part, or by two blocks (except at a
-  /// row's ends); each block then loads up to `store_alignment_bytes / sizeof(T) - 1`
-  /// more input rows. Capped at `tile_rows` elements. H200, floats: 0 reached 0.95×
-  /// cudaMemcpy at 16384 × 16384 (every row 128-byte aligned), 0.63× at 16383 × 16385.
-  static constexpr int store_alignment_bytes = 0;
+  /// Where each output row is split between blocks:
+  ///  - 0: at multiples of `tile_rows`, whatever the addresses;
+  ///  - a power of two from 32 (an L2 sector) to 128 (a line): the split points of each
+  ///    output row move up to the next element whose address is a multiple of this many
+  ///    bytes, so that no sector (or line) of the output is written in part, or by two
+  ///    blocks (except at a row's ends); each block then loads up to
+  ///    `store_alignment_bytes / sizeof(T) - 1` more input rows. Capped at `tile_rows`
+  ///    elements;
+  ///  - `store_alignment_automatic` (the default): one of the two per call, on the host:
+  ///    `misaligned_store_alignment_bytes` when the output rows are misaligned (a base or
+  ///    a row pitch that is not a multiple of that many bytes, rows longer than a tile),
+  ///    else 0.
+  /// A policy that sets 0 or an alignment keeps it for every output.
+  static constexpr int store_alignment_bytes = store_alignment_automatic;
+  /// The alignment that `store_alignment_automatic` splits a misaligned output at. H200,
+  /// 16383 × 16385 floats: 32 bytes 597 us (0.854× cudaMemcpy), 128 bytes 620 us.
+  static constexpr int misaligned_store_alignment_bytes = 32;
   /// Blocks per SM that `__launch_bounds__` asks registers for. Not yet measured on the
   /// H200. sm_90, CUDA 13.0 (ptxas): 5 holds a 64 × 64 float tile to 48 registers, no
   /// spills (80 KiB of tiles per SM); 4 holds doubles to 64, no spills (128 KiB).
@@ -186,6 +204,66 @@ void expect_matrix_memory(const matrix_view<In>& in, const matrix_view<Out>& out
   expect_device_accessible(out.data, device, (std::string(algorithm) + " output").c_str());
 }
 
+/// The alignment, in bytes, that a transpose splits output rows of `element_bytes`
+/// elements at, for a policy's `store_alignment_bytes` and `tile_rows`: capped at a
+/// tile's rows; 0 (split at multiples of `tile_rows`) for 0 and `store_alignment_automatic`.
+__host__ __device__ constexpr std::size_t capped_store_alignment(int store_alignment_bytes, std::size_t element_bytes,
+                                                                 int tile_rows) noexcept {
+  if (store_alignment_bytes <= 0) return 0;
+  const std::size_t tile_bytes = element_bytes * static_cast<std::size_t>(tile_rows);
+  const auto alignment = static_cast<std::size_t>(store_alignment_bytes);
+  return alignment < tile_bytes ? alignment : tile_bytes;
+}
+
+/// Whether splitting at `alignment`-byte addresses can move a split point of a row of
+/// `element_bytes` elements: the alignment must hold more than one whole element (a
+/// 32-byte element, or a 24-byte one at 32, has nothing to align to).
+__host__ __device__ constexpr bool aligned_split_applies(std::size_t element_bytes, std::size_t alignment) noexcept {
+  return alignment > element_bytes && alignment % element_bytes == 0;
+}
+
+/// How a transpose splits each output row between blocks.
+enum class output_row_split {
+  at_tiles,    ///< at multiples of `tile_rows` elements from the row's start
+  at_aligned,  ///< at the first element at or after them whose address is aligned
+};
+
+/// The choice of `store_alignment_automatic` for an output of `out_rows` rows of
+/// `out_cols` elements of `element_bytes` bytes, row pitch `out_pitch` elements, first
+/// element at byte address `out_base`; `tile_rows` elements per block along an output row,
+/// `alignment` bytes (capped, `capped_store_alignment`) for the aligned split.
+///
+/// Split at tiles, output row c is cut at out_base + c * out_pitch * element_bytes +
+/// k * tile_rows * element_bytes. Every cut lies on an `alignment` boundary, so that no
+/// sector is written in part or by two blocks, exactly when out_base is a multiple of
+/// `alignment`, the pitch in bytes is too (or there is one row), and so is the tile's run
+/// (always, for a valid policy). Otherwise the runs start mid-sector and the aligned split
+/// pays; on aligned rows it moves no cut and only costs. Rows of at most `tile_rows`
+/// elements have no cut to move (their ends are the same either way), and the input's
+/// alignment does not enter (a read fetches whole sectors at any offset).
+/// H200, 2026-12-04, floats split at 32-byte addresses against at tiles: 16383 × 16385
+/// (pitch 65532 bytes) 597 us (0.854× cudaMemcpy) against 808 us (0.631×); 16384 × 16384
+/// (aligned) 610 us against 540 us.
+__host__ __device__ constexpr output_row_split automatic_output_row_split(std::uintptr_t out_base,
+                                                                          std::int64_t out_rows, std::int64_t out_cols,
+                                                                          std::int64_t out_pitch,
+                                                                          std::size_t element_bytes, int tile_rows,
+                                                                          std::size_t alignment) noexcept {
+  if (!aligned_split_applies(element_bytes, alignment) || out_cols <= tile_rows) return output_row_split::at_tiles;
+  const bool base_misaligned = out_base % alignment != 0;
+  const bool pitch_misaligned = out_rows > 1 && static_cast<std::uint64_t>(out_pitch) * element_bytes % alignment != 0;
+  const bool run_misaligned = static_cast<std::size_t>(tile_rows) * element_bytes % alignment != 0;
+  return base_misaligned || pitch_misaligned || run_misaligned ? output_row_split::at_aligned
+                                                               : output_row_split::at_tiles;
+}
+
+/// `Policy` with its output rows split at `Policy::misaligned_store_alignment_bytes`: the
+/// kernel that `store_alignment_automatic` runs for a misaligned output.
+template <class Policy>
+struct misaligned_output_policy : Policy {
+  static constexpr int store_alignment_bytes = Policy::misaligned_store_alignment_bytes;
+};
+
 /// The shape of one transpose tile of `T` under `Policy`: `rows` × `cols` input elements,
 /// plus `extra_rows` below them when the output rows are split at aligned addresses.
 template <class Policy, class T>
@@ -194,9 +272,10 @@ struct transpose_tile {
   static constexpr int cols = Policy::tile_cols(sizeof(T));  ///< an input row's run per block
   static constexpr int lanes = 32;
   static constexpr int rows_per_pass = Policy::block_threads / lanes;
-  /// Bytes that the output rows' split points are aligned to (0: split at multiples of `rows`).
-  static constexpr std::size_t alignment =
-      std::min<std::size_t>(static_cast<std::size_t>(Policy::store_alignment_bytes), sizeof(T) * rows);
+  /// Bytes that the output rows' split points are aligned to (0: split at multiples of
+  /// `rows`, also for `store_alignment_automatic`, whose aligned kernel is that of
+  /// `misaligned_output_policy<Policy>`).
+  static constexpr std::size_t alignment = capped_store_alignment(Policy::store_alignment_bytes, sizeof(T), rows);
   /// How far a split point can move: the input rows loaded past the tile's own.
   static constexpr int extra_rows = alignment == 0 ? 0 : static_cast<int>(alignment / sizeof(T)) - 1;
   static constexpr int loaded_rows = rows + extra_rows;
@@ -218,6 +297,8 @@ struct transpose_tile {
   static_assert(Policy::block_threads % lanes == 0, "transpose: block_threads must be a whole number of warps");
   static_assert(rows % lanes == 0 && rows % rows_per_pass == 0 && cols % lanes == 0 && cols % rows_per_pass == 0,
                 "transpose: tile_rows and tile_cols must be multiples of 32 and of block_threads / 32");
+  static_assert(Policy::store_alignment_bytes >= 0 || Policy::store_alignment_bytes == store_alignment_automatic,
+                "transpose: store_alignment_bytes must be 0, an alignment or store_alignment_automatic");
   static_assert(alignment == 0 || (alignment % sizeof(T) == 0 && (alignment & (alignment - 1)) == 0),
                 "transpose: store_alignment_bytes must be 0 or a power of two that holds whole elements");
   static_assert(shared_bytes <= 48 * 1024, "transpose: the tile exceeds 48 KiB of static shared memory");
@@ -393,7 +474,29 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_
   }
 }
 
-/// Enqueues the transpose of the stored, non-empty matrix `in` into `out`.
+/// The kernel that `launch_transpose<Policy>` runs for the stored output `out`: under
+/// `store_alignment_automatic`, that of `misaligned_output_policy<Policy>` when the output
+/// rows are misaligned (`automatic_output_row_split`); for any other output, and any
+/// other policy, that of `Policy`. Both run on the same grid. Touches no GPU.
+template <class Policy, class T>
+auto transpose_kernel_for(const matrix_view<T>& out) -> void (*)(matrix_view<const T>, matrix_view<T>) {
+  using tile = transpose_tile<Policy, T>;
+  if constexpr (Policy::store_alignment_bytes == store_alignment_automatic) {
+    constexpr std::size_t alignment =
+        capped_store_alignment(Policy::misaligned_store_alignment_bytes, sizeof(T), tile::rows);
+    // Instantiated only for the element sizes that the aligned split can help.
+    if constexpr (aligned_split_applies(sizeof(T), alignment)) {
+      if (automatic_output_row_split(reinterpret_cast<std::uintptr_t>(out.data), out.rows, out.cols, out.ld, sizeof(T),
+                                     tile::rows, alignment) == output_row_split::at_aligned) {
+        return transpose_kernel<misaligned_output_policy<Policy>, T>;
+      }
+    }
+  }
+  return transpose_kernel<Policy, T>;
+}
+
+/// Enqueues the transpose of the stored, non-empty matrix `in` into `out`, with the
+/// kernel of `transpose_kernel_for`.
 template <class Policy, class T>
 void launch_transpose(const matrix_view<const T>& in, const matrix_view<T>& out, cuda::stream_ref s) {
   using tile = transpose_tile<Policy, T>;
@@ -403,7 +506,7 @@ void launch_transpose(const matrix_view<const T>& in, const matrix_view<T>& out,
   c.grid = dim3(static_cast<std::uint32_t>(std::min<std::uint64_t>(tiles, max_grid_x)), 1, 1);
   c.block = dim3(tile::lanes, tile::rows_per_pass, 1);
   c.dependency = Policy::dependency;
-  launch(s, c, transpose_kernel<Policy, T>, in, out);
+  launch(s, c, transpose_kernel_for<Policy>(out), in, out);
 }
 
 /// dst = src for row-major (stored) views of the same shape, `N` elements per access:
@@ -506,6 +609,10 @@ constexpr void static_check_matrix_types() {
 ///   launch fails.
 /// - Views of different layouts are already transposed in memory: the call copies the
 ///   stored elements with `copy_2d`'s kernel (and its default policy).
+/// - With the default policy, an output whose base or row pitch is not a multiple of 32
+///   bytes (and whose rows are longer than a tile) runs the kernel that splits its rows
+///   between blocks at 32-byte addresses; any other output, the kernel that splits them
+///   at multiples of the tile (`transpose_policy::store_alignment_bytes`).
 template <class Policy = transpose_policy, class In, class T>
 void transpose(matrix_view<In> in, matrix_view<T> out, cuda::stream_ref s) {
   detail::static_check_matrix_types<In, T>();
@@ -524,7 +631,7 @@ void transpose(matrix_view<In> in, matrix_view<T> out, cuda::stream_ref s) {
 /// cudaMemcpy2D as a kernel, on an explicit stream. Same contract as `transpose` (the
 /// shapes must be equal instead of transposed). Views of different layouts are
 /// transposes of each other in memory: the call runs `transpose`'s kernel (and its
-/// default policy).
+/// default policy, with its choice of output-row split for the destination).
 template <class Policy = copy_2d_policy, class In, class T>
 void copy_2d(matrix_view<In> src, matrix_view<T> dst, cuda::stream_ref s) {
   detail::static_check_matrix_types<In, T>();
