@@ -67,7 +67,8 @@ struct skinny_policy {
   /// blocks fit on an SM. A split's slices need not be whole chunks (`split_unit_k`).
   static constexpr int chunk_k = 512;
   /// Along-n kernel: 4 warps over one tile of 128 columns (32 lanes × 4), each warp a
-  /// quarter of every K chunk; 4 blocks per SM (128 registers per thread).
+  /// quarter of every K chunk (of what a slice's end leaves of it); 4 blocks per SM (128
+  /// registers per thread).
   static constexpr int along_n_threads = 128;
   /// Columns of C per along-n block.
   static constexpr int along_n_columns = 128;
@@ -103,11 +104,11 @@ struct skinny_policy {
   // bandwidth-bound: each warp walks its share of the slice one round of loads at a
   // time, about one DRAM latency per round, so the time goes as the slice's depth in
   // rounds (a slice of 1536 along n: 48 rounds a warp). The rule (not yet measured):
-  // while the tiles are fewer
-  // than the resident slots, cut K into slots / tiles slices, but no shallower than
-  // `min_k_per_split` and no more than `max_splits`, the depth rounded up to
-  // `split_unit_k`. The workspace needs no cap of its own: slices × tiles <= slots, so it
-  // holds at most slots × one tile of C (528 × 16 × 128 floats, 4.3 MiB on 132 SMs).
+  // while the tiles are fewer than the resident slots, cut K into slots / tiles slices,
+  // but none shallower than `min_k_per_split` and no more than `max_splits`, the depth
+  // rounded up to `split_unit_k`. The workspace needs no cap of its own: slices × tiles
+  // <= slots, so it holds at most slots × one tile of C (528 × 16 × 128 floats, 4.3 MiB
+  // on 132 SMs).
 
   /// Shallowest K slice of an automatic split: 256 is 8 rounds of the along-n kernel
   /// (16 with 16 rows) and one or two of the along-k kernel, enough to hide the start of
