@@ -61,8 +61,10 @@ struct gemm_plan {
   int stages = 1;  ///< shared-memory buffers in the K pipeline
   /// Blocks resident per SM, as built (`__launch_bounds__`).
   int min_blocks_per_sm = 1;
-  int split_k = 1;               ///< K slices, each computed by separate blocks
-  std::int64_t k_per_split = 0;  ///< K per slice, a multiple of block_k (0 without split)
+  int split_k = 1;  ///< K slices, each computed by separate blocks
+  /// K per slice (0 without split): a multiple of block_k, except on the skinny rung, whose
+  /// slices are whole rounds of its loads (`skinny_policy::split_unit_k`), often less than a chunk.
+  std::int64_t k_per_split = 0;
   /// Workspace the launch needs: the packed copies (`pack_bytes`, at the front), then
   /// split-K's slices (none for one slice).
   std::size_t workspace_bytes = 0;

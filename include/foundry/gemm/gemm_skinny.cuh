@@ -30,7 +30,9 @@
 ///   with the streaming cache hint: it is touched once.
 /// - **Split-K.** When the column tiles cannot fill the SMs, K is cut into slices that
 ///   write partial results into a workspace, summed in a fixed order by the split-K
-///   reduce of detail/split_k.cuh (deterministic, no atomics).
+///   reduce of detail/split_k.cuh (deterministic, no atomics). With few tiles and a long
+///   K the slices go down to a few hundred k, whole rounds of a block's loads, not
+///   whole chunks (`skinny_policy` states the rule).
 /// - **Any m.** Named explicitly (`gemm_with`), the rung runs any shape: the grid's z
 ///   covers the rows `block_m` at a time, reading B once per group.
 
@@ -61,11 +63,12 @@ namespace foundry::gemm_kernels {
 /// 128-register cap of the residency below. Not tuned; on the H200, 16384 x 16384 B: fp32
 /// 4.1-4.2 TB/s with one row, 2.7-3.2 with eight; 16-bit 2.7-2.8 and 1.4-1.8 TB/s.
 struct skinny_policy {
-  /// K per chunk of A staged in shared memory (and the unit of a split): 16 fp32 rows
-  /// of 512 are 32 KiB, so four blocks fit on an SM.
+  /// K per chunk of A staged in shared memory: 16 fp32 rows of 512 are 32 KiB, so four
+  /// blocks fit on an SM. A split's slices need not be whole chunks (`split_unit_k`).
   static constexpr int chunk_k = 512;
   /// Along-n kernel: 4 warps over one tile of 128 columns (32 lanes × 4), each warp a
-  /// quarter of every K chunk; 4 blocks per SM (128 registers per thread).
+  /// quarter of every K chunk (of what a slice's end leaves of it); 4 blocks per SM (128
+  /// registers per thread).
   static constexpr int along_n_threads = 128;
   /// Columns of C per along-n block.
   static constexpr int along_n_columns = 128;
@@ -77,9 +80,45 @@ struct skinny_policy {
   static constexpr int along_k_warp_columns = 4;
   /// Along-k blocks resident per SM, as built.
   static constexpr int along_k_min_blocks_per_sm = 2;
-  /// Shallowest K slice of a split: below that the workspace's traffic and the second
-  /// pass weigh more than the extra SMs.
-  static constexpr std::int64_t min_k_per_split = 1024;
+
+  /// Rows of B a lane of the along-n kernel loads before it uses them (its loads in
+  /// flight), within 128 registers: 8, or 4 with 16 rows of accumulators.
+  [[nodiscard]] __host__ __device__ static constexpr int along_n_rows_in_flight(int rows) noexcept {
+    return rows >= 16 ? 4 : 8;
+  }
+  /// Steps of 128 k (32 lanes × 4) a warp of the along-k kernel loads before it uses
+  /// them, within 128 registers: 2, or 1 with 16 rows of accumulators.
+  [[nodiscard]] __host__ __device__ static constexpr int along_k_steps_in_flight(int rows) noexcept {
+    return rows >= 16 ? 1 : 2;
+  }
+  /// The unit of a split's depth: the K that one block covers in one round of its loads
+  /// in flight (along n: 4 warps × 8 or 4 rows = 32 or 16; along k: 256 or 128). A slice
+  /// that ends inside a round waits out the round's latency anyway, so the depth is
+  /// rounded up to whole rounds; every unit is a multiple of 4, so a slice starts where
+  /// a vector load along k stays aligned. The kernels take any slice end, inside a chunk.
+  [[nodiscard]] __host__ __device__ static constexpr int split_unit_k(bool along_n, int rows) noexcept {
+    return along_n ? along_n_threads / 32 * along_n_rows_in_flight(rows) : 32 * 4 * along_k_steps_in_flight(rows);
+  }
+
+  // Split-K. With few column tiles and a long K a block is latency-bound, not
+  // bandwidth-bound: each warp walks its share of the slice one round of loads at a
+  // time, about one DRAM latency per round, so the time goes as the slice's depth in
+  // rounds (a slice of 1536 along n: 48 rounds a warp). The rule (not yet measured):
+  // while the tiles are fewer than the resident slots, cut K into slots / tiles slices,
+  // but none shallower than `min_k_per_split` and no more than `max_splits`, the depth
+  // rounded up to `split_unit_k`. The workspace needs no cap of its own: slices × tiles
+  // <= slots, so it holds at most slots × one tile of C (528 × 16 × 128 floats, 4.3 MiB
+  // on 132 SMs).
+
+  /// Shallowest K slice of an automatic split: 256 is 8 rounds of the along-n kernel
+  /// (16 with 16 rows) and one or two of the along-k kernel, enough to hide the start of
+  /// a block and the staging of A; the second pass, a few microseconds of latency for
+  /// these small C, is then no larger than the main one. Not yet measured.
+  static constexpr std::int64_t min_k_per_split = 256;
+  /// Most slices of an automatic split: the reduce sums the slices of an element one
+  /// after another in one thread, so this bounds its chain of L2 reads (64: a few
+  /// microseconds). Not yet measured.
+  static constexpr std::int64_t max_splits = 64;
 };
 
 /// The most rows of the small side for which `foundry::gemm` picks the skinny rung:
@@ -272,6 +311,16 @@ __device__ __forceinline__ void store_result(const skinny_args<In>& g, std::int6
   *c = blend(g.alpha, acc, g.beta, c);
 }
 
+/// Rows [begin, end) of a K chunk of `kc` rows (kc <= chunk) that warp `warp` of `Warps`
+/// takes in the along-n kernel: equal shares in whole rounds of `InFlight` rows, so that a
+/// chunk shortened by the slice's end still keeps every warp busy; empty when begin >= end.
+template <int Warps, int InFlight>
+__host__ __device__ constexpr void warp_k_share(int kc, int warp, int& begin, int& end) noexcept {
+  const int share = round_up(ceil_div(kc, Warps), InFlight);
+  begin = warp * share;
+  end = begin + share < kc ? begin + share : kc;
+}
+
 /// The K slice of this block: [begin, end), empty when the slice starts past K.
 template <class In>
 __device__ __forceinline__ void k_slice(const skinny_args<In>& g, std::int64_t& begin, std::int64_t& end) {
@@ -290,9 +339,8 @@ __global__ void __launch_bounds__(skinny_policy::along_n_threads, skinny_policy:
   using element = detail::skinny_element<In>;
   constexpr int threads = skinny_policy::along_n_threads, warps = threads / 32;
   constexpr int chunk = skinny_policy::chunk_k, columns = skinny_policy::along_n_columns;
-  constexpr int rows_per_warp = chunk / warps;
-  constexpr int unroll = Rows >= 16 ? 4 : 8;  // B rows in flight per lane, within 128 registers
-  static_assert(rows_per_warp % unroll == 0 && columns == 32 * 4, "a warp's rows in whole rounds; 4 columns a lane");
+  constexpr int unroll = skinny_policy::along_n_rows_in_flight(Rows);  // B rows in flight per lane
+  static_assert((chunk / warps) % unroll == 0 && columns == 32 * 4, "a warp's rows in whole rounds; 4 columns a lane");
   constexpr int smem_floats = Rows * chunk > (warps - 1) * Rows * columns ? Rows * chunk : (warps - 1) * Rows * columns;
   __shared__ __align__(16) float smem[smem_floats];  // A's chunk, a_s[p * Rows + i]; then the warps' partial sums
 
@@ -311,8 +359,9 @@ __global__ void __launch_bounds__(skinny_policy::along_n_threads, skinny_policy:
     __syncthreads();  // the previous chunk of A is read by every warp
     detail::stage_a<In, Rows, chunk, threads, true>(g, row0, k0, k_end, smem);
     __syncthreads();
-    const int p_begin = warp * rows_per_warp;
-    const int p_end = static_cast<int>(k_end - k0 < p_begin + rows_per_warp ? k_end - k0 : p_begin + rows_per_warp);
+    int p_begin = 0, p_end = 0;
+    detail::warp_k_share<warps, unroll>(static_cast<int>(k_end - k0 < chunk ? k_end - k0 : chunk), warp, p_begin,
+                                        p_end);
     for (int p = p_begin; p < p_end; p += unroll) {
       typename element::raw4 r[unroll];
 #pragma unroll
@@ -365,8 +414,8 @@ __global__ void __launch_bounds__(skinny_policy::along_k_threads, skinny_policy:
   using element = detail::skinny_element<In>;
   constexpr int threads = skinny_policy::along_k_threads, warps = threads / 32;
   constexpr int chunk = skinny_policy::chunk_k, cols = skinny_policy::along_k_warp_columns;
-  constexpr int step = 32 * 4;                         // k per warp per step: 4 a lane
-  constexpr int steps_in_flight = Rows >= 16 ? 1 : 2;  // within 128 registers
+  constexpr int step = 32 * 4;  // k per warp per step: 4 a lane
+  constexpr int steps_in_flight = skinny_policy::along_k_steps_in_flight(Rows);
   static_assert(chunk % (step * steps_in_flight) == 0, "a chunk in whole rounds");
   __shared__ __align__(16) float a_s[Rows * chunk];  // a_s[i * chunk + p]
 
@@ -440,8 +489,9 @@ __global__ void __launch_bounds__(skinny_policy::along_k_threads, skinny_policy:
 /// The plan of the skinny rung for `p` on `sm_count` SMs: rows per pass (`block_m`: 1,
 /// half or all of `skinny_max_rows<In>`), columns per block (`block_n`), the K chunk
 /// (`block_k`) and split-K (`plan_split_k` while the blocks are fewer than the resident
-/// slots, slices at least `skinny_policy::min_k_per_split` deep, at most 16; `requested`
-/// as `split_k_options::split_k`).
+/// slots: slots / tiles slices, at least `skinny_policy::min_k_per_split` deep, at most
+/// `skinny_policy::max_splits`, the depth a multiple of `skinny_policy::split_unit_k`, not
+/// of the chunk; `requested` as `split_k_options::split_k`, at most one slice per unit).
 template <class In>
 [[nodiscard]] gemm_plan skinny_plan(const gemm_problem<In, float>& p, int requested, int sm_count) {
   const detail::skinny_args<In> g = detail::skinny_orient(p);
@@ -459,8 +509,10 @@ template <class In>
   // Memory-bound: split while the blocks cannot fill every resident slot (not only every
   // SM, as the compute-bound rungs do), so that each SM keeps its loads in flight.
   const int slots = sm_count * plan.min_blocks_per_sm;
-  detail::record_split(
-      plan, plan_split_k(tiles, slots, slots, p.k, plan.block_k, requested, skinny_policy::min_k_per_split), p);
+  detail::record_split(plan,
+                       plan_split_k(tiles, slots, slots, p.k, skinny_policy::split_unit_k(along_n, plan.block_m),
+                                    requested, skinny_policy::min_k_per_split, skinny_policy::max_splits),
+                       p);
   if (g.m > skinny_max_rows<In>) {
     plan.why = "skinny kernel named for a shape that is not skinny: B read once per block_m rows";
   } else if (p.m <= p.n) {
@@ -485,17 +537,18 @@ template <class In>
 void launch_skinny(const gemm_plan& plan, const gemm_problem<In, float>& p, cuda::std::span<float> workspace,
                    cuda::stream_ref s) {
   if (p.m == 0 || p.n == 0) return;
+  const detail::skinny_args<In> oriented = detail::skinny_orient(p);
+  const bool along_n = oriented.b_n_contiguous;
+  const int rows = detail::skinny_row_bucket<In>(oriented.m);
   FOUNDRY_EXPECTS(plan.rung == gemm_rung::skinny && plan.split_k >= 1 &&
-                      (plan.split_k == 1 ||
-                       (plan.k_per_split % skinny_policy::chunk_k == 0 && plan.k_per_split * plan.split_k >= p.k)),
+                      (plan.split_k == 1 || (plan.k_per_split % skinny_policy::split_unit_k(along_n, rows) == 0 &&
+                                             plan.k_per_split * plan.split_k >= p.k)),
                   "launch_skinny: the plan (" + plan.describe() + ") is not a skinny plan for this problem");
   const detail::split_k_output<In> out(p, plan.split_k, workspace, s);
   detail::skinny_args<In> g = detail::skinny_orient(out.problem());
   g.k_per_split = plan.split_k > 1 ? plan.k_per_split : std::max<std::int64_t>(p.k, 1);
   g.slice_stride = out.slice_stride();
 
-  const bool along_n = g.b_n_contiguous;
-  const int rows = detail::skinny_row_bucket<In>(g.m);
   const int columns = along_n ? skinny_policy::along_n_columns
                               : skinny_policy::along_k_threads / 32 * skinny_policy::along_k_warp_columns;
   const std::int64_t blocks_n = ceil_div<std::int64_t>(g.n, columns);

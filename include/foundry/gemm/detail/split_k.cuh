@@ -60,12 +60,13 @@ struct split_k_plan {
 /// of which `slots` can be resident at once on `sm_count` SMs. `requested` > 0
 /// is honoured as far as the K steps and the grid's y/z limit allow. Auto (0):
 /// one slice while the tiles occupy every SM at least once; otherwise enough
-/// slices to fill the slots, each at least `min_k_per_split` deep, at most 16.
+/// slices to fill the slots, each at least `min_k_per_split` deep, at most
+/// `max_auto_splits` (16 for the tiled rungs; the skinny rung passes its own).
 /// The count is final: slices that rounding the depth up would leave empty are
 /// already dropped, so it sizes the workspace exactly.
 [[nodiscard]] inline split_k_plan plan_split_k(std::int64_t tiles, std::int64_t slots, int sm_count, std::int64_t k,
-                                               std::int64_t block_k, int requested, std::int64_t min_k_per_split) {
-  constexpr std::int64_t max_auto_splits = 16;
+                                               std::int64_t block_k, int requested, std::int64_t min_k_per_split,
+                                               std::int64_t max_auto_splits = 16) {
   std::int64_t want = 1;
   if (requested > 0) {
     want = requested;
