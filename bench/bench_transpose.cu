@@ -47,24 +47,10 @@ struct shape {
 
 enum class variant { naive, foundry, memcpy };
 
-// A tuning candidate: Threads per block, Rows × Cols tiles (the default's 32 × 32 where
-// Rows × Cols elements would take more than 32 KiB), output rows split at StoreAlignment
-// bytes (0: at multiples of Rows), BlocksPerSm for the register budget.
+// Tuning candidates (foundry::transpose_tuning): Threads, Rows x Cols tiles, the output
+// split's alignment in bytes, MinBlocksPerSm.
 template <int Threads, int Rows, int Cols, int StoreAlignment, int BlocksPerSm>
-struct transpose_candidate : foundry::transpose_policy {
-  static constexpr int block_threads = Threads;
-  __host__ __device__ static constexpr bool fits(std::size_t element_bytes) {
-    return element_bytes * Rows * Cols <= 32 * 1024;
-  }
-  __host__ __device__ static constexpr int tile_rows(std::size_t element_bytes) {
-    return fits(element_bytes) ? Rows : 32;
-  }
-  __host__ __device__ static constexpr int tile_cols(std::size_t element_bytes) {
-    return fits(element_bytes) ? Cols : 32;
-  }
-  static constexpr int store_alignment_bytes = StoreAlignment;
-  __host__ __device__ static constexpr int min_blocks_per_sm(std::size_t) { return BlocksPerSm; }
-};
+using transpose_candidate = foundry::transpose_tuning<Threads, Rows, Cols, StoreAlignment, BlocksPerSm>;
 
 using tile32_policy = transpose_candidate<256, 32, 32, 0, 5>;
 

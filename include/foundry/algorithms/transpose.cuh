@@ -116,6 +116,32 @@ struct transpose_policy {
   static constexpr launch_dependency dependency = launch_dependency::programmatic;
 };
 
+/// `transpose_policy` with its tuning given as values, for tuning runs (bench_transpose's
+/// candidates) and their tests: `Threads` per block, `Rows` × `Cols` tiles (32 × 32 for
+/// elements whose `Rows` × `Cols` tile would take more than 32 KiB), output rows split at
+/// `StoreAlignment` bytes (0: at multiples of `Rows`), `MinBlocksPerSm` for the registers.
+template <int Threads, int Rows, int Cols, int StoreAlignment, int MinBlocksPerSm>
+struct transpose_tuning : transpose_policy {
+  /// Threads per block.
+  static constexpr int block_threads = Threads;
+  /// Whether a `Rows` × `Cols` tile of `element_bytes` elements fits in 32 KiB.
+  __host__ __device__ static constexpr bool fits(std::size_t element_bytes) {
+    return element_bytes * Rows * Cols <= 32 * 1024;
+  }
+  /// `Rows`, or 32 where the tile would not fit.
+  __host__ __device__ static constexpr int tile_rows(std::size_t element_bytes) {
+    return fits(element_bytes) ? Rows : 32;
+  }
+  /// `Cols`, or 32 where the tile would not fit.
+  __host__ __device__ static constexpr int tile_cols(std::size_t element_bytes) {
+    return fits(element_bytes) ? Cols : 32;
+  }
+  /// `StoreAlignment`.
+  static constexpr int store_alignment_bytes = StoreAlignment;
+  /// `MinBlocksPerSm`, for every element size.
+  __host__ __device__ static constexpr int min_blocks_per_sm(std::size_t) { return MinBlocksPerSm; }
+};
+
 /// Launch policy of `copy_2d`: one chunk of `block_threads × vectors_in_flight`
 /// vectors of a row per block. Not yet measured on the H200; the shape is
 /// `device_copy_policy`'s, which reached 0.975× cudaMemcpy at 1 GiB there.
