@@ -18,6 +18,11 @@
 ///   row are written as zeros, so the whole copy is initialised.
 /// - The copies sit at the front of the plan's workspace, each `pack_alignment`-aligned,
 ///   A's first; split-K's slices follow (`gemm_plan::pack_bytes` says where).
+/// - TF32 (fp32 inputs under `gemm_math::tf32`): the wgmma kernel reads both operands
+///   K-major only (the TF32 wgmma has no transpose), so an M-contiguous A or an
+///   N-contiguous B is copied transposed, with `transpose`'s tiled kernel
+///   (algorithms/transpose.cuh), into a K-contiguous copy whose row length is rounded up
+///   to 4 floats. Its padding is left unwritten: TMA reads a copy only within its extents.
 /// - The rule (`packing_pays`): the copies' bytes (read and written) must cost no more
 ///   time than the product would at the device's ceilings, and the product must be large
 ///   enough to pay for the extra launch; `gemm_pack_policy` holds the two figures.
@@ -28,6 +33,7 @@
 /// unwritten. Here one thread writes one 16-byte vector of the copy, from a flat index over
 /// all rows.
 
+#include <foundry/algorithms/transpose.cuh>
 #include <foundry/core/error.cuh>
 #include <foundry/core/math.cuh>
 #include <foundry/core/overlap.cuh>
@@ -114,14 +120,21 @@ template <class In>
       static_cast<std::size_t>(s.rows) * static_cast<std::size_t>(pack_ld<In>(s.cols)) * sizeof(In), pack_alignment);
 }
 
+/// The stored shape of a copy of an operand of stored shape `s`: the same, or transposed.
+[[nodiscard]] constexpr stored_shape copy_shape(stored_shape s, bool transposed) noexcept {
+  return transposed ? stored_shape{s.cols, s.rows} : s;
+}
+
 /// Which operands to copy, and the copies' layout: what `record_packing` writes into a plan.
 struct gemm_pack_plan {
-  bool a = false;           ///< copy A
-  bool b = false;           ///< copy B
-  std::int64_t lda = 0;     ///< A's copy's leading dimension (0: not copied)
-  std::int64_t ldb = 0;     ///< B's copy's leading dimension (0: not copied)
-  std::size_t bytes = 0;    ///< workspace the copies take, at its front
-  double copy_bytes = 0.0;  ///< bytes the copy kernels read and write
+  bool a = false;            ///< copy A
+  bool b = false;            ///< copy B
+  bool transpose_a = false;  ///< A's copy is K-contiguous where A is M-contiguous
+  bool transpose_b = false;  ///< B's copy is K-contiguous where B is N-contiguous
+  std::int64_t lda = 0;      ///< A's copy's leading dimension (0: not copied)
+  std::int64_t ldb = 0;      ///< B's copy's leading dimension (0: not copied)
+  std::size_t bytes = 0;     ///< workspace the copies take, at its front
+  double copy_bytes = 0.0;   ///< bytes the copy kernels read and write
   /// Whether an operand is copied.
   [[nodiscard]] constexpr bool any() const noexcept { return a || b; }
 };
@@ -143,28 +156,32 @@ template <class In, class Policy = gemm_pack_policy>
 }
 
 /// The operands of `p` to copy: each one whose rows are not all 16-byte aligned
-/// (`operand_rows_aligned`), if `packing_pays` for the copies together; otherwise none.
-/// Touches no GPU.
+/// (`operand_rows_aligned`), and with `k_major` (TF32) each one that is not K-contiguous,
+/// transposed; if `packing_pays` for the copies together; otherwise none. Touches no GPU.
 template <class In, class Policy = gemm_pack_policy>
-[[nodiscard]] gemm_pack_plan plan_packing(const gemm_problem<In, float>& p) noexcept {
+[[nodiscard]] gemm_pack_plan plan_packing(const gemm_problem<In, float>& p, bool k_major = false) noexcept {
   gemm_pack_plan plan;
   if (p.m <= 0 || p.n <= 0 || p.k <= 0) return plan;
-  const stored_shape a = stored_a(p), b = stored_b(p);
-  const auto copy_bytes = [](stored_shape s) {
-    return static_cast<double>(sizeof(In)) * static_cast<double>(s.rows) *
-           static_cast<double>(s.cols + pack_ld<In>(s.cols));
+  // The bytes a copy reads (the stored elements) and writes (its rows at pack_ld).
+  const auto copy_bytes = [](stored_shape from, stored_shape to) {
+    return static_cast<double>(sizeof(In)) * (static_cast<double>(from.rows) * static_cast<double>(from.cols) +
+                                              static_cast<double>(to.rows) * static_cast<double>(pack_ld<In>(to.cols)));
   };
-  if (!operand_rows_aligned(p.a, p.lda)) {
+  plan.transpose_a = k_major && !p.a_k_contiguous;
+  plan.transpose_b = k_major && p.b_n_contiguous;
+  if (plan.transpose_a || !operand_rows_aligned(p.a, p.lda)) {
+    const stored_shape a = copy_shape(stored_a(p), plan.transpose_a);
     plan.a = true;
     plan.lda = pack_ld<In>(a.cols);
     plan.bytes += pack_region_bytes<In>(a);
-    plan.copy_bytes += copy_bytes(a);
+    plan.copy_bytes += copy_bytes(stored_a(p), a);
   }
-  if (!operand_rows_aligned(p.b, p.ldb)) {
+  if (plan.transpose_b || !operand_rows_aligned(p.b, p.ldb)) {
+    const stored_shape b = copy_shape(stored_b(p), plan.transpose_b);
     plan.b = true;
     plan.ldb = pack_ld<In>(b.cols);
     plan.bytes += pack_region_bytes<In>(b);
-    plan.copy_bytes += copy_bytes(b);
+    plan.copy_bytes += copy_bytes(stored_b(p), b);
   }
   if (!plan.any() || !packing_pays<In, Policy>(p, plan.copy_bytes)) return gemm_pack_plan{};
   return plan;
@@ -177,10 +194,22 @@ struct pack_offsets {
   std::size_t b = 0;  ///< B's copy
 };
 
+/// A's copy's stored shape under `plan` (A's own, or transposed).
+template <class In>
+[[nodiscard]] constexpr stored_shape packed_a_shape(const gemm_problem<In, float>& p, const gemm_plan& plan) noexcept {
+  return copy_shape(stored_a(p), plan.pack_a_transposed);
+}
+
+/// B's copy's stored shape under `plan` (B's own, or transposed).
+template <class In>
+[[nodiscard]] constexpr stored_shape packed_b_shape(const gemm_problem<In, float>& p, const gemm_plan& plan) noexcept {
+  return copy_shape(stored_b(p), plan.pack_b_transposed);
+}
+
 /// The offsets of the copies that `plan` asks for in `p`'s workspace.
 template <class In>
 [[nodiscard]] constexpr pack_offsets pack_offsets_of(const gemm_problem<In, float>& p, const gemm_plan& plan) noexcept {
-  return {0, plan.pack_a ? pack_region_bytes<In>(stored_a(p)) : 0};
+  return {0, plan.pack_a ? pack_region_bytes<In>(packed_a_shape(p, plan)) : 0};
 }
 
 /// `p` with each operand that `plan` packs replaced by its copy in the workspace at
@@ -194,10 +223,12 @@ template <class In>
   if (plan.pack_a) {
     q.a = reinterpret_cast<const In*>(workspace + at.a);
     q.lda = plan.packed_lda;
+    if (plan.pack_a_transposed) q.a_k_contiguous = !q.a_k_contiguous;
   }
   if (plan.pack_b) {
     q.b = reinterpret_cast<const In*>(workspace + at.b);
     q.ldb = plan.packed_ldb;
+    if (plan.pack_b_transposed) q.b_n_contiguous = !q.b_n_contiguous;
   }
   return q;
 }
@@ -209,6 +240,8 @@ namespace detail {
 inline void record_packing(gemm_plan& plan, const gemm_pack_plan& packing) noexcept {
   plan.pack_a = packing.a;
   plan.pack_b = packing.b;
+  plan.pack_a_transposed = packing.transpose_a;
+  plan.pack_b_transposed = packing.transpose_b;
   plan.packed_lda = packing.lda;
   plan.packed_ldb = packing.ldb;
   plan.pack_bytes = packing.bytes;
@@ -248,6 +281,17 @@ void enqueue_pack(const In* src, stored_shape shape, std::int64_t src_ld, In* ds
   const launch_config c = make_launch_config_1d(vectors, Policy::block_threads);
   launch(s, c, pack_operand_kernel<word, width>, reinterpret_cast<const word*>(src), src_ld, shape.rows, shape.cols,
          reinterpret_cast<word*>(dst), dst_ld);
+}
+
+/// Enqueues the copy of a stored `rows` × `cols` operand at `src` (leading dimension
+/// `src_ld`) into `dst` transposed: `cols` rows of `rows`, leading dimension `dst_ld`
+/// (padding unwritten), with `transpose`'s kernel, on `s`. Asynchronous. Throws
+/// `cuda_error` if the launch fails.
+template <class In>
+void enqueue_transposed_pack(const In* src, stored_shape shape, std::int64_t src_ld, In* dst, std::int64_t dst_ld,
+                             cuda::stream_ref s) {
+  foundry::detail::launch_transpose<transpose_policy>(matrix_view<const In>{src, shape.rows, shape.cols, src_ld},
+                                                      matrix_view<In>{dst, shape.cols, shape.rows, dst_ld}, s);
 }
 
 /// The byte range of a stored operand (empty when it has no elements).
@@ -300,8 +344,13 @@ class packed_operands {
     auto* const bytes = reinterpret_cast<unsigned char*>(workspace.data());
     const pack_offsets at = pack_offsets_of(p, plan);
     q_ = packed_problem(p, plan, reinterpret_cast<std::uintptr_t>(bytes));
-    if (plan.pack_a) enqueue_pack(p.a, stored_a(p), p.lda, reinterpret_cast<In*>(bytes + at.a), q_.lda, s);
-    if (plan.pack_b) enqueue_pack(p.b, stored_b(p), p.ldb, reinterpret_cast<In*>(bytes + at.b), q_.ldb, s);
+    const auto copy = [&s](const In* src, stored_shape shape, std::int64_t src_ld, bool transposed, In* dst,
+                           std::int64_t dst_ld) {
+      if (transposed) return enqueue_transposed_pack(src, shape, src_ld, dst, dst_ld, s);
+      enqueue_pack(src, shape, src_ld, dst, dst_ld, s);
+    };
+    if (plan.pack_a) copy(p.a, stored_a(p), p.lda, plan.pack_a_transposed, reinterpret_cast<In*>(bytes + at.a), q_.lda);
+    if (plan.pack_b) copy(p.b, stored_b(p), p.ldb, plan.pack_b_transposed, reinterpret_cast<In*>(bytes + at.b), q_.ldb);
     rest_ = workspace.subspan(plan.pack_bytes / sizeof(float));
   }
 

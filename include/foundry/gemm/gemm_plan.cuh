@@ -27,8 +27,8 @@ enum class gemm_rung {
   shared_tiled,      ///< 32 × 32 shared-memory tiles, one element per thread
   register_blocked,  ///< 128 × 128 tiles, 8 × 8 per thread in registers, float4, double-buffered
   tensor_core,       ///< mma.sync m16n8k16, fp16/bf16 inputs, fp32 accumulation (sm_80+)
-  wgmma,             ///< wgmma m64n256k16 fed by TMA, fp16/bf16 inputs, fp32 accumulation (sm_90a)
-  skinny,            ///< memory-bound kernel for M or N small: the large operand read once (any input type)
+  wgmma,   ///< wgmma m64n256 fed by TMA, fp16/bf16 inputs or fp32 ones as TF32 (opt-in), fp32 accumulation (sm_90a)
+  skinny,  ///< memory-bound kernel for M or N small: the large operand read once (any input type)
 };
 
 /// The rung's name as benchmarks print it ("register_blocked", ...).
@@ -52,6 +52,8 @@ struct gemm_plan {
   gemm_rung rung = gemm_rung::naive;
   /// Rung 4 only: the unaligned-operand kernel (scalar loads, no pipeline; it splits K as the fast one does).
   bool fallback = false;
+  /// fp32 inputs multiplied on tensor cores as TF32 (`gemm_math::tf32`, the wgmma rung).
+  bool tf32 = false;
   /// Rows of C per block tile.
   int block_m = 0;
   /// Columns of C per block tile.
@@ -72,25 +74,35 @@ struct gemm_plan {
   /// (gemm_pack.cuh), and the rung reads the copy.
   bool pack_a = false;
   bool pack_b = false;          ///< as `pack_a`, for B
-  std::int64_t packed_lda = 0;  ///< leading dimension of A's copy, same orientation (0: not packed)
-  std::int64_t packed_ldb = 0;  ///< leading dimension of B's copy, same orientation (0: not packed)
-  std::size_t pack_bytes = 0;   ///< bytes of `workspace_bytes` that the copies take
-  const char* why = "";         ///< the reason for the rung (and the packing), in a few words
+  std::int64_t packed_lda = 0;  ///< leading dimension of A's copy (0: not packed)
+  std::int64_t packed_ldb = 0;  ///< leading dimension of B's copy (0: not packed)
+  /// A's copy is stored transposed: K-contiguous where A is M-contiguous (TF32's wgmma reads
+  /// only K-major operands); `packed_lda` is then the copy's row length rounded up.
+  bool pack_a_transposed = false;
+  bool pack_b_transposed = false;  ///< as `pack_a_transposed`: B's copy K-contiguous where B is N-contiguous
+  std::size_t pack_bytes = 0;      ///< bytes of `workspace_bytes` that the copies take
+  const char* why = "";            ///< the reason for the rung (and the packing), in a few words
 
   /// One line: rung, tile, stages, residency, packing, split, workspace and why.
   [[nodiscard]] std::string describe() const {
     std::string s = gemm_rung_name(rung);
     if (fallback) s += " (fallback)";
+    if (tf32) s += " (tf32)";
     if (block_m > 0) {
       s += " " + std::to_string(block_m) + "x" + std::to_string(block_n) + "x" + std::to_string(block_k) + ", " +
            std::to_string(stages) + (stages == 1 ? " stage, " : " stages, ") + std::to_string(min_blocks_per_sm) +
            " block/SM";
     }
-    if (pack_a && pack_b) {
-      s += ", A and B packed (ld " + std::to_string(packed_lda) + ", " + std::to_string(packed_ldb) + ")";
-    } else if (pack_a || pack_b) {
-      s +=
-          std::string(pack_a ? ", A" : ", B") + " packed (ld " + std::to_string(pack_a ? packed_lda : packed_ldb) + ")";
+    // "A packed (ld 4100)", "B packed (transposed, ld 4096)", "A and B packed (A transposed, ld 1024, 4096)".
+    if (pack_a || pack_b) {
+      const bool both = pack_a && pack_b;
+      s += both ? ", A and B packed (" : pack_a ? ", A packed (" : ", B packed (";
+      const bool ta = pack_a && pack_a_transposed, tb = pack_b && pack_b_transposed;
+      if (ta || tb) s += std::string(!both || (ta && tb) ? "" : ta ? "A " : "B ") + "transposed, ";
+      s += "ld " +
+           (both ? std::to_string(packed_lda) + ", " + std::to_string(packed_ldb)
+                 : std::to_string(pack_a ? packed_lda : packed_ldb)) +
+           ")";
     }
     s += ", split-K " + std::to_string(split_k);
     if (split_k > 1) s += " x " + std::to_string(k_per_split);
