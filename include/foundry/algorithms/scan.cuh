@@ -94,6 +94,8 @@ struct scan_policy {
   /// tile has published nothing yet (0: poll at once). Sleeping leaves the L2 to
   /// the tiles' loads and stores instead of to hundreds of spinning warps.
   static constexpr unsigned poll_delay_ns = 500;
+  /// Grids of fewer tiles poll without sleeping (0: every grid sleeps).
+  static constexpr std::uint32_t poll_delay_min_tiles = 0;
   /// Nanoseconds a tile sleeps between publishing its total and its first look
   /// back, in grids of at least 512 tiles, where its neighbours are still loading.
   static constexpr unsigned first_look_delay_ns = 1000;
@@ -174,8 +176,9 @@ __global__ void reset_tile_states_kernel(tile_states<T> states, std::uint32_t ti
 /// prefix among them; a suffix scan over the lanes keeps the order of the tiles.
 /// Wider windows let a prefix reach more tiles per round trip to the L2, which
 /// bounds how fast prefixes travel through the grid.
+/// `sleeps`: whether to sleep between polls at all (grids too small to need it poll at once).
 template <int TilesPerLane, unsigned PollDelayNs, class T, class Op>
-__device__ T look_back(const tile_states<T>& states, std::uint32_t tile, Op& op) {
+__device__ T look_back(const tile_states<T>& states, std::uint32_t tile, Op& op, bool sleeps) {
   constexpr std::int64_t window_tiles = std::int64_t{warp_threads} * TilesPerLane;
   const int lane = lane_id();
   const partial_result_op<Op> fold{op};
@@ -194,7 +197,9 @@ __device__ T look_back(const tile_states<T>& states, std::uint32_t tile, Op& op)
         waiting |= statuses[j] == status_invalid;
       }
       if (!__any_sync(full_warp_mask, waiting)) break;
-      if constexpr (PollDelayNs > 0) __nanosleep(PollDelayNs);
+      if constexpr (PollDelayNs > 0) {
+        if (sleeps) __nanosleep(PollDelayNs);
+      }
     }
     partial_result<T> mine{T{}, false};  // this lane's tiles, from its last prefix on
     bool has_prefix = false;
@@ -228,6 +233,70 @@ __device__ T look_back(const tile_states<T>& states, std::uint32_t tile, Op& op)
   }
 }
 
+/// The tile this block scans: its block index (`Policy::tiles_in_block_order`) or
+/// the next index of the atomic counter, shared through `shared_tile`. Every thread
+/// of the block calls it (it contains a barrier).
+template <class Policy, class T>
+__device__ std::uint32_t take_tile([[maybe_unused]] const tile_states<T>& states, [[maybe_unused]] std::uint32_t tiles,
+                                   [[maybe_unused]] std::uint32_t& shared_tile) {
+  if constexpr (Policy::tiles_in_block_order) {
+    return blockIdx.x;
+  } else {
+    if (threadIdx.x == 0) shared_tile = tiles == 1 ? 0u : atomicAdd(states.next_tile, 1u);
+    __syncthreads();
+    return shared_tile;
+  }
+}
+
+/// Copies the vector at `src` (global memory) to `dst` (shared memory) without
+/// passing through registers where `cp.async` moves its size (4, 8 or 16 bytes);
+/// the caller commits and waits (`__pipeline_commit`, `__pipeline_wait_prior`).
+template <int N, class T>
+__device__ void stage_vector(aligned_vector<T, N>* dst, const T* src) {
+  constexpr std::size_t bytes = sizeof(aligned_vector<T, N>);
+  if constexpr (bytes == 4 || bytes == 8 || bytes == 16) {
+    __pipeline_memcpy_async(dst, src, bytes);
+  } else {
+    *dst = load_vector<N>(src);
+  }
+}
+
+/// One thread scans the scalars `[first, last)` of `in` into `out` from `prefix`
+/// (the head before the first vector, or the tail after the last); returns the
+/// prefix through them.
+template <scan_kind Kind, class In, class Out, class Op>
+__device__ partial_result<Out> scan_scalars(const In* in, Out* out, std::uint64_t first, std::uint64_t last,
+                                            partial_result<Out> prefix, Op& op) {
+  for (std::uint64_t i = first; i < last; ++i) {
+    const Out x = convert_to<Out>(in[i]);
+    if constexpr (Kind == scan_kind::exclusive) out[i] = prefix.value;
+    prefix.fold(x, op);
+    if constexpr (Kind == scan_kind::inclusive) out[i] = prefix.value;
+  }
+  return prefix;
+}
+
+/// Warp 0 of every tile but the first, once it has the tile's total: publishes
+/// the total, sleeps `first_look_delay_ns` in grids of at least 512 tiles (where
+/// its neighbours are still loading), looks back, and publishes the tile's
+/// inclusive prefix (the last tile publishes nothing: no tile reads it). Returns
+/// the tile's exclusive prefix in every lane.
+template <class Policy, class T, class Op>
+__device__ T resolve_tile_prefix(const tile_states<T>& states, std::uint32_t tile, std::uint32_t tiles,
+                                 const T& tile_total, Op& op) {
+  const bool last_tile = tile == tiles - 1;
+  const int lane = lane_id();
+  if (lane == 0 && !last_tile) states.publish(tile, status_total, tile_total);
+  if constexpr (Policy::first_look_delay_ns > 0) {
+    if (tiles >= 512) __nanosleep(Policy::first_look_delay_ns);
+  }
+  // Signed, because the minimum may be 0 (a comparison that EDG calls pointless).
+  const bool sleeps = std::int64_t{tiles} >= std::int64_t{Policy::poll_delay_min_tiles};
+  const T prefix = look_back<Policy::look_back_tiles_per_lane, Policy::poll_delay_ns>(states, tile, op, sleeps);
+  if (lane == 0 && !last_tile) states.publish(tile, status_prefix, op(prefix, tile_total));
+  return prefix;
+}
+
 /// The shared memory of the scan kernel: the warp totals of the tile in order
 /// (vector-major), then their exclusive prefixes, and values thread 0 shares.
 template <class T, int Segments>
@@ -259,12 +328,7 @@ __global__ void __launch_bounds__(Policy::block_threads)
   wait_for_prior_grids();
   const int lane = lane_id();
   const int warp = static_cast<int>(threadIdx.x) / warp_threads;
-  std::uint32_t tile = blockIdx.x;
-  if constexpr (!Policy::tiles_in_block_order) {
-    if (threadIdx.x == 0) shared.tile = tiles == 1 ? 0u : atomicAdd(states.next_tile, 1u);
-    __syncthreads();
-    tile = shared.tile;
-  }
+  const std::uint32_t tile = take_tile<Policy>(states, tiles, shared.tile);
   const bool last_tile = tile == tiles - 1;
   const std::uint64_t first_vector = std::uint64_t{tile} * tile_t::vectors;
   const std::uint64_t left = split.vectors - first_vector;
@@ -278,15 +342,7 @@ __global__ void __launch_bounds__(Policy::block_threads)
   const In* const tile_in = split.body(in) + first_vector * N;
 #pragma unroll
   for (int u = 0; u < vectors; ++u) {
-    if (tile_t::is_valid(u, valid)) {
-      if constexpr (sizeof(aligned_vector<In, N>) == 4 || sizeof(aligned_vector<In, N>) == 8 ||
-                    sizeof(aligned_vector<In, N>) == 16) {
-        __pipeline_memcpy_async(staged + u * Policy::block_threads, tile_in + tile_t::index(u) * N,
-                                sizeof(aligned_vector<In, N>));
-      } else {
-        staged[u * Policy::block_threads] = load_vector<N>(tile_in + tile_t::index(u) * N);
-      }
-    }
+    if (tile_t::is_valid(u, valid)) stage_vector<N>(staged + u * Policy::block_threads, tile_in + tile_t::index(u) * N);
   }
   __pipeline_commit();
   __pipeline_wait_prior(0);
@@ -325,12 +381,7 @@ __global__ void __launch_bounds__(Policy::block_threads)
     partial_result<Out> prefix{init, Kind == scan_kind::exclusive};
     if (tile == 0) {
       if (lane == 0) {  // the scalar head comes first
-        for (std::uint64_t i = 0; i < split.head; ++i) {
-          const Out x = convert_to<Out>(in[i]);
-          if constexpr (Kind == scan_kind::exclusive) out[i] = prefix.value;
-          prefix.fold(x, op);
-          if constexpr (Kind == scan_kind::inclusive) out[i] = prefix.value;
-        }
+        prefix = scan_scalars<Kind>(in, out, 0, split.head, prefix, op);
         if (!last_tile) {
           states.publish(0, status_prefix, prefix.valid ? op(prefix.value, tile_total) : tile_total);
         }
@@ -338,13 +389,7 @@ __global__ void __launch_bounds__(Policy::block_threads)
       prefix.valid = shuffle_index(prefix.valid, 0);
       prefix.value = shuffle_index(prefix.value, 0);
     } else {
-      if (lane == 0 && !last_tile) states.publish(tile, status_total, tile_total);
-      if constexpr (Policy::first_look_delay_ns > 0) {
-        if (tiles >= 512) __nanosleep(Policy::first_look_delay_ns);
-      }
-      prefix = partial_result<Out>{look_back<Policy::look_back_tiles_per_lane, Policy::poll_delay_ns>(states, tile, op),
-                                   true};
-      if (lane == 0 && !last_tile) states.publish(tile, status_prefix, op(prefix.value, tile_total));
+      prefix = partial_result<Out>{resolve_tile_prefix<Policy>(states, tile, tiles, tile_total, op), true};
     }
     // The prefix of each segment: the tile's, the lanes' before it, this lane's before it.
     const Out lanes_exclusive = shuffle_up(lanes_inclusive, 1u);
@@ -390,15 +435,7 @@ __global__ void __launch_bounds__(Policy::block_threads)
       if (valid > 0 && tile_t::index(u) == valid - 1) shared.tail_prefix = vector_inclusive[u];
     }
     __syncthreads();
-    if (threadIdx.x == 0) {
-      partial_result<Out> prefix = shared.tail_prefix;
-      for (std::uint64_t i = split.tail_begin(); i < split.n; ++i) {
-        const Out x = convert_to<Out>(in[i]);
-        if constexpr (Kind == scan_kind::exclusive) out[i] = prefix.value;
-        prefix.fold(x, op);
-        if constexpr (Kind == scan_kind::inclusive) out[i] = prefix.value;
-      }
-    }
+    if (threadIdx.x == 0) scan_scalars<Kind>(in, out, split.tail_begin(), split.n, shared.tail_prefix, op);
   }
 }
 
