@@ -72,14 +72,29 @@
 
 namespace foundry {
 
+/// Which thread of a scan tile's block holds which of the tile's vectors.
+enum class scan_tile_arrangement {
+  /// Thread t holds vectors t, t + block_threads, ...: each thread folds each of its
+  /// vectors, each warp scans its lanes' totals once per vector, and warp 0 scans
+  /// the `vectors_in_flight × warps` warp totals.
+  striped,
+  /// Thread t holds `vectors_in_flight` consecutive vectors (copied in and out
+  /// striped, through shared memory): each thread folds all its elements in order,
+  /// and the block scans one total per thread (one warp scan per warp, then the
+  /// warp totals), as CUB's `BLOCK_LOAD_WARP_TRANSPOSE` with `BLOCK_SCAN_WARP_SCANS`.
+  blocked,
+};
+
 /// Launch policy of the scans. The candidates measured on the H200 are rows of
 /// bench/bench_scan.cu; see the file's comment for where they stand.
 struct scan_policy {
+  /// Which thread holds which vectors of a tile.
+  static constexpr scan_tile_arrangement tile_arrangement = scan_tile_arrangement::striped;
   /// Threads per block: 8 warps.
   static constexpr int block_threads = 256;
-  /// 16-byte vectors per thread in a tile. Warp 0 scans one total per warp and
-  /// vector: `vectors_in_flight × block_threads / 32` must be at most 32 or a
-  /// multiple of 32.
+  /// 16-byte vectors per thread in a tile. Striped: warp 0 scans one total per warp
+  /// and vector, so `vectors_in_flight × block_threads / 32` must be at most 32 or
+  /// a multiple of 32.
   static constexpr int vectors_in_flight = 4;
   /// Bytes per access of the wider of the input and output types.
   static constexpr int vector_bytes = 16;
@@ -99,6 +114,26 @@ struct scan_policy {
   /// Nanoseconds a tile sleeps between publishing its total and its first look
   /// back, in grids of at least 512 tiles, where its neighbours are still loading.
   static constexpr unsigned first_look_delay_ns = 1000;
+};
+
+/// The blocked arrangement in CUB's sm_90 shape for 4-byte sums (`DeviceScan`,
+/// CCCL 3.0: 128 threads × 24 items, delays of 688 ns between polls and 1140 ns
+/// before the first look, neither in grids of fewer than 500 tiles): 128 threads ×
+/// 6 vectors of 16 bytes, 12 KiB a tile. Not yet measured on a GPU:
+/// bench_scan's `foundry_blocked` rows set it beside the default.
+struct scan_blocked_policy : scan_policy {
+  /// Each thread folds its own consecutive elements; one block scan a tile.
+  static constexpr scan_tile_arrangement tile_arrangement = scan_tile_arrangement::blocked;
+  /// Threads per block: 4 warps.
+  static constexpr int block_threads = 128;
+  /// 16-byte vectors per thread: 24 floats.
+  static constexpr int vectors_in_flight = 6;
+  /// CUB's delay between polls (sm_90, 4-byte values).
+  static constexpr unsigned poll_delay_ns = 688;
+  /// Grids of fewer tiles poll without sleeping, as CUB's do (below 500 blocks).
+  static constexpr std::uint32_t poll_delay_min_tiles = 512;
+  /// CUB's delay before the first look (sm_90, 4-byte values).
+  static constexpr unsigned first_look_delay_ns = 1140;
 };
 
 namespace detail {
@@ -439,6 +474,170 @@ __global__ void __launch_bounds__(Policy::block_threads)
   }
 }
 
+/// Where the blocked arrangement keeps a tile in shared memory, in vector slots:
+/// thread t owns the tile's vectors `t × VectorsPerThread + u` and keeps them in
+/// slots `t × stride + u`, `stride` being `VectorsPerThread` rounded up to an odd
+/// number, so that a warp reading its lanes' u-th vectors (t × stride + u) touches
+/// every bank once for 4-, 8- and 16-byte vectors; a warp writing 32 consecutive
+/// vectors (striped) touches each bank at most twice.
+template <int BlockThreads, int VectorsPerThread>
+struct blocked_scan_layout {
+  static_assert(BlockThreads > 0 && BlockThreads % warp_threads == 0 && VectorsPerThread > 0,
+                "a blocked scan tile is whole warps of at least one vector each");
+  /// Slots between the first vectors of two consecutive threads.
+  static constexpr int stride = VectorsPerThread | 1;
+  /// Slots of the whole tile, unused ones included.
+  static constexpr int slots = BlockThreads * stride;
+  /// The slot of the tile's vector `v`.
+  [[nodiscard]] __host__ __device__ static constexpr int slot(int v) noexcept {
+    return v / VectorsPerThread * stride + v % VectorsPerThread;
+  }
+};
+
+/// The staged tile of the blocked arrangement: the input's vectors, and the
+/// scanned output's in the same slots (the same bytes when the two vectors have
+/// the same size: each thread overwrites only slots it has read).
+template <class Policy, int N, class In, class Out>
+struct blocked_scan_staging {
+  using layout = blocked_scan_layout<Policy::block_threads, Policy::vectors_in_flight>;
+  static constexpr bool in_place = sizeof(aligned_vector<In, N>) == sizeof(aligned_vector<Out, N>);
+  /// Byte offset of the output slots.
+  static constexpr std::size_t out_offset =
+      in_place ? 0 : round_up<std::size_t>(std::size_t{layout::slots} * sizeof(aligned_vector<In, N>), 16);
+  /// Dynamic shared memory of the kernel.
+  static constexpr std::size_t bytes = out_offset + std::size_t{layout::slots} * sizeof(aligned_vector<Out, N>);
+};
+
+/// The shared memory of the blocked scan kernel besides the staged tile.
+template <class T, int Warps>
+struct blocked_scan_storage {
+  T warp_total[Warps];
+  partial_result<T> tile_prefix;
+  partial_result<T> tail_prefix;
+  std::uint32_t tile;
+};
+
+/// One tile of the scan, blocked arrangement: the tile's critical path (loaded,
+/// total published, prefix published) holds one warp scan and one barrier, and the
+/// inclusive prefix goes out as soon as the look-back returns.
+template <class Policy, int N, scan_kind Kind, class In, class Out, class Op>
+__global__ void __launch_bounds__(Policy::block_threads)
+    blocked_scan_kernel(vector_split<N> split, const In* in, Out* out, Out init, Op op, tile_states<Out> states,
+                        std::uint32_t tiles) {
+  using staging = blocked_scan_staging<Policy, N, In, Out>;
+  using layout = typename staging::layout;
+  using in_vector = aligned_vector<In, N>;
+  using out_vector = aligned_vector<Out, N>;
+  constexpr int vectors = Policy::vectors_in_flight;
+  constexpr int warps = Policy::block_threads / warp_threads;
+  constexpr int tile_vectors = Policy::block_threads * vectors;
+  __shared__ blocked_scan_storage<Out, warps> shared;
+  extern __shared__ __align__(16) unsigned char scan_staged_raw[];
+  auto* const staged_in = reinterpret_cast<in_vector*>(scan_staged_raw);
+  auto* const staged_out = reinterpret_cast<out_vector*>(scan_staged_raw + staging::out_offset);
+
+  allow_dependent_launch();
+  wait_for_prior_grids();
+  const int lane = lane_id();
+  const int warp = static_cast<int>(threadIdx.x) / warp_threads;
+  const std::uint32_t tile = take_tile<Policy>(states, tiles, shared.tile);
+  const bool last_tile = tile == tiles - 1;
+  const std::uint64_t first_vector = std::uint64_t{tile} * tile_vectors;
+  const std::uint64_t left = split.vectors - first_vector;
+  const int valid = static_cast<int>(left < tile_vectors ? left : tile_vectors);
+
+  // 1. Warp w copies the tile's vectors [w × 32 × vectors, (w + 1) × 32 × vectors),
+  //    32 consecutive ones per instruction, into their owners' slots: its own lanes',
+  //    so a warp barrier is enough before they read them.
+  const int warp_first = warp * warp_threads * vectors;
+  const In* const tile_in = split.body(in) + first_vector * N;
+#pragma unroll
+  for (int j = 0; j < vectors; ++j) {
+    const int v = warp_first + j * warp_threads + lane;
+    if (v < valid) stage_vector<N>(staged_in + layout::slot(v), tile_in + static_cast<std::uint64_t>(v) * N);
+  }
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
+  __syncwarp();
+  const int own_first = static_cast<int>(threadIdx.x) * vectors;  // the tile's index of this thread's first vector
+  const int own_slot = static_cast<int>(threadIdx.x) * layout::stride;
+  const auto own_vector = [&](int u) {  // past the end of the last tile: value-initialised
+    in_vector raw{};
+    if (own_first + u < valid) raw = staged_in[own_slot + u];
+    return raw;
+  };
+
+  // 2. This thread's total, in order; one block scan of the threads' totals.
+  Out thread_total = convert_to<Out>(own_vector(0)[0]);
+#pragma unroll
+  for (int u = 0; u < vectors; ++u) {
+    const in_vector raw = own_vector(u);
+#pragma unroll
+    for (int k = u == 0 ? 1 : 0; k < N; ++k) thread_total = op(thread_total, convert_to<Out>(raw[k]));
+  }
+  const Out lane_inclusive = warp_scan<Out>().inclusive_scan(thread_total, op);
+  const Out lower_lanes = shuffle_up(lane_inclusive, 1u);
+  if (lane == warp_threads - 1) shared.warp_total[warp] = lane_inclusive;
+  __syncthreads();
+
+  // 3. Warp 0 publishes the tile's total, looks back and publishes its inclusive
+  //    prefix (tile 0: scans the scalar head first); the other warps wait.
+  if (warp == 0) {
+    Out tile_total = shared.warp_total[0];
+#pragma unroll
+    for (int w = 1; w < warps; ++w) tile_total = op(tile_total, shared.warp_total[w]);
+    partial_result<Out> prefix{init, Kind == scan_kind::exclusive};
+    if (tile == 0) {
+      if (lane == 0) {
+        prefix = scan_scalars<Kind>(in, out, 0, split.head, prefix, op);
+        if (!last_tile) states.publish(0, status_prefix, prefix.valid ? op(prefix.value, tile_total) : tile_total);
+      }
+    } else {
+      prefix = partial_result<Out>{resolve_tile_prefix<Policy>(states, tile, tiles, tile_total, op), true};
+    }
+    if (lane == 0) shared.tile_prefix = prefix;
+  }
+  partial_result<Out> within_tile{init, false};  // the warps before this thread's, then its lanes before it
+#pragma unroll
+  for (int w = 0; w < warps - 1; ++w) {
+    if (w < warp) within_tile.fold(shared.warp_total[w], op);
+  }
+  if (lane > 0) within_tile.fold(lower_lanes, op);
+  __syncthreads();
+
+  // 4. Each thread scans its vectors again, from shared memory and its prefix, into
+  //    the same slots; each warp stores its 32 × vectors consecutive vectors striped.
+  partial_result<Out> running = partial_result_op<Op>{op}(shared.tile_prefix, within_tile);
+  const int tail_vector = last_tile && split.tail_begin() < split.n ? valid - 1 - own_first : -1;
+#pragma unroll
+  for (int u = 0; u < vectors; ++u) {
+    const in_vector raw = own_vector(u);
+    out_vector result;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      if constexpr (Kind == scan_kind::exclusive) result[k] = running.value;
+      running.fold(convert_to<Out>(raw[k]), op);
+      if constexpr (Kind == scan_kind::inclusive) result[k] = running.value;
+    }
+    staged_out[own_slot + u] = result;
+    if (u == tail_vector) shared.tail_prefix = running;  // through the last whole vector
+  }
+  __syncwarp();
+  Out* const tile_out = split.body(out) + first_vector * N;
+#pragma unroll
+  for (int j = 0; j < vectors; ++j) {
+    const int v = warp_first + j * warp_threads + lane;
+    if (v < valid) store_vector(tile_out + static_cast<std::uint64_t>(v) * N, staged_out[layout::slot(v)]);
+  }
+
+  // 5. The last tile's thread 0 scans the scalar tail.
+  if (last_tile && split.tail_begin() < split.n) {
+    if (valid == 0 && threadIdx.x == 0) shared.tail_prefix = shared.tile_prefix;
+    __syncthreads();
+    if (threadIdx.x == 0) scan_scalars<Kind>(in, out, split.tail_begin(), split.n, shared.tail_prefix, op);
+  }
+}
+
 /// Bytes of workspace for `tiles` tile states of `T`, each array on a 16-byte boundary.
 template <class T>
 std::size_t tile_states_bytes(std::uint64_t tiles) {
@@ -493,11 +692,17 @@ void enqueue_scan(vector_split<N> split, const In* in, Out* out, Out init, Op op
   launch_config c;
   c.grid = dim3(static_cast<std::uint32_t>(tiles), 1, 1);
   c.block = dim3(Policy::block_threads, 1, 1);
-  c.dynamic_shared_bytes =
-      std::size_t{Policy::block_threads} * Policy::vectors_in_flight * sizeof(aligned_vector<In, N>);
   c.dependency = launch_dependency::programmatic;
-  launch(s, c, scan_kernel<Policy, N, Kind, In, Out, Op>, split, in, out, init, op, states,
-         static_cast<std::uint32_t>(tiles));
+  if constexpr (Policy::tile_arrangement == scan_tile_arrangement::blocked) {
+    c.dynamic_shared_bytes = blocked_scan_staging<Policy, N, In, Out>::bytes;
+    launch(s, c, blocked_scan_kernel<Policy, N, Kind, In, Out, Op>, split, in, out, init, op, states,
+           static_cast<std::uint32_t>(tiles));
+  } else {
+    c.dynamic_shared_bytes =
+        std::size_t{Policy::block_threads} * Policy::vectors_in_flight * sizeof(aligned_vector<In, N>);
+    launch(s, c, scan_kernel<Policy, N, Kind, In, Out, Op>, split, in, out, init, op, states,
+           static_cast<std::uint32_t>(tiles));
+  }
 }
 
 template <class Policy, scan_kind Kind, class In, std::size_t InExtent, class Out, std::size_t OutExtent, class Op>
