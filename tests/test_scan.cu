@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -492,6 +493,34 @@ TEST_CASE("blocked arrangement: other tile shapes and look-back windows", "[gpu]
       foundry::exclusive_scan<wide_blocked_scan_policy>(in, d_out.span(), affine{3, 5}, compose{}, s);
       CHECK(mismatches(to_host(d_out, s), cpu_exclusive(host_in, affine{3, 5}, compose{})) == 0);
     }
+  }
+}
+
+/// Inclusive scan of `maps` with both spans 4 bytes off an 8-byte boundary (affine's
+/// alignment is 4): the one-element path, which must not move a map as one 8-byte access.
+template <class Policy>
+std::size_t under_aligned_scan_mismatches(const std::vector<affine>& maps, foundry::stream& s) {
+  const std::size_t n = maps.size();
+  std::vector<std::uint32_t> words(2 * n + 1, 0);
+  std::memcpy(words.data() + 1, maps.data(), n * sizeof(affine));
+  const auto d_in = to_device(words, s);
+  auto d_out = foundry::device_buffer<std::uint32_t>(2 * n + 1, s, 0u);
+  const cuda::std::span<const affine> in(reinterpret_cast<const affine*>(d_in.data() + 1), n);
+  const cuda::std::span<affine> out(reinterpret_cast<affine*>(d_out.data() + 1), n);
+  foundry::inclusive_scan<Policy>(in, out, compose{}, s);
+  const auto got_words = to_host(d_out, s);
+  std::vector<affine> got(n);
+  std::memcpy(got.data(), got_words.data() + 1, n * sizeof(affine));
+  return mismatches(got, cpu_inclusive(maps, compose{}));
+}
+
+TEST_CASE("scans of 8-byte structs at 4-byte-aligned addresses", "[gpu]") {
+  foundry::stream s;
+  for (const std::size_t n : {std::size_t{1}, std::size_t{33}, std::size_t{4097}}) {
+    CAPTURE(n);
+    const auto maps = random_maps(n, 79);
+    CHECK(under_aligned_scan_mismatches<foundry::scan_policy>(maps, s) == 0);
+    CHECK(under_aligned_scan_mismatches<foundry::scan_blocked_policy>(maps, s) == 0);
   }
 }
 

@@ -284,12 +284,14 @@ __device__ std::uint32_t take_tile([[maybe_unused]] const tile_states<T>& states
 }
 
 /// Copies the vector at `src` (global memory) to `dst` (shared memory) without
-/// passing through registers where `cp.async` moves its size (4, 8 or 16 bytes);
-/// the caller commits and waits (`__pipeline_commit`, `__pipeline_wait_prior`).
+/// passing through registers where `cp.async` moves its size (4, 8 or 16 bytes)
+/// and the vector is aligned to its size (not a lone 8-byte struct of 4-byte
+/// alignment: `moves_as_raw_v`); the caller commits and waits
+/// (`__pipeline_commit`, `__pipeline_wait_prior`).
 template <int N, class T>
 __device__ void stage_vector(aligned_vector<T, N>* dst, const T* src) {
   constexpr std::size_t bytes = sizeof(aligned_vector<T, N>);
-  if constexpr (bytes == 4 || bytes == 8 || bytes == 16) {
+  if constexpr ((bytes == 4 || bytes == 8 || bytes == 16) && moves_as_raw_v<T, N>) {
     __pipeline_memcpy_async(dst, src, bytes);
   } else {
     *dst = load_vector<N>(src);
