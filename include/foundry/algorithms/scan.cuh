@@ -26,7 +26,13 @@
 /// `look_back_tiles_per_lane` at a time (folding their totals until it meets a
 /// tile that has published its inclusive prefix, sleeping `poll_delay_ns` between
 /// polls), and publishes its own inclusive prefix. Every thread then scans its
-/// vectors again from shared memory, from its prefix, and stores them. Tiles take
+/// vectors again from shared memory, from its prefix, and stores them. That is the
+/// default, striped arrangement; in the blocked one (`scan_blocked_policy`, CUB's
+/// arrangement) each thread owns `vectors_in_flight` consecutive vectors (warps
+/// copy 32 consecutive vectors per instruction into their owners' slots), folds
+/// them in order, and the block scans one total per thread (a warp scan, then the
+/// warp totals) before warp 0 publishes and looks back; the scanned vectors go out
+/// through the same slots. Tiles take
 /// their index from an atomic counter, so a tile only ever waits for tiles that
 /// started before it (`tiles_in_block_order` trades that guarantee for one atomic
 /// per tile, as CUB does). A first, small kernel resets the tile states; both
@@ -39,6 +45,7 @@
 /// Speed on the H200: 0.60-0.71× CUB's `DeviceScan` from 2^24 to 2^30 elements
 /// (2.2 TB/s read + written for 2^28 floats; CUB 3.1). The tile shapes, look-back windows
 /// and delays below measured within 10% of one another; the look-back is what limits it.
+/// The blocked arrangement has not been measured yet.
 
 #include <foundry/algorithms/detail/checks.cuh>
 #include <foundry/block/block_load.cuh>
