@@ -576,15 +576,23 @@ __global__ void __launch_bounds__(Policy::block_threads)
     return raw;
   };
 
-  // 2. This thread's total, in order; one block scan of the threads' totals.
-  Out thread_total = convert_to<Out>(own_vector(0)[0]);
+  // 2. This thread's total: each vector's, then neighbours pairwise (order kept, so
+  //    associativity is enough; log2(vectors) steps deep instead of vectors × N).
+  //    Then one block scan of the threads' totals.
+  Out totals[vectors];
 #pragma unroll
   for (int u = 0; u < vectors; ++u) {
     const in_vector raw = own_vector(u);
+    totals[u] = convert_to<Out>(raw[0]);
 #pragma unroll
-    for (int k = u == 0 ? 1 : 0; k < N; ++k) thread_total = op(thread_total, convert_to<Out>(raw[k]));
+    for (int k = 1; k < N; ++k) totals[u] = op(totals[u], convert_to<Out>(raw[k]));
   }
-  const Out lane_inclusive = warp_scan<Out>().inclusive_scan(thread_total, op);
+#pragma unroll
+  for (int step = 1; step < vectors; step *= 2) {
+#pragma unroll
+    for (int u = 0; u + step < vectors; u += 2 * step) totals[u] = op(totals[u], totals[u + step]);
+  }
+  const Out lane_inclusive = warp_scan<Out>().inclusive_scan(totals[0], op);
   const Out lower_lanes = shuffle_up(lane_inclusive, 1u);
   if (lane == warp_threads - 1) shared.warp_total[warp] = lane_inclusive;
   __syncthreads();
