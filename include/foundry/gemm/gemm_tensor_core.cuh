@@ -476,12 +476,31 @@ __global__ void __launch_bounds__(tensor_core_shape<Policy>::threads, Policy::mi
 __device__ inline std::uint16_t bits_of(__half x) { return __half_as_ushort(x); }
 __device__ inline std::uint16_t bits_of(__nv_bfloat16 x) { return __bfloat16_as_ushort(x); }
 
+/// Copies the fallback kernel's operand tile of rows [o0, o0 + Extent) (M for A, N for B)
+/// and K [k0, k0 + BlockK) element by element into the K-contiguous `Layout` at `s_bytes`,
+/// zeros outside [0, extent) × [k0, k_end). Consecutive threads read consecutive stored
+/// elements: X(o, k) = x[o·ld + k] when `k_contiguous`, else x[k·ld + o].
+template <class Layout, int Extent, int BlockK, int Threads, class In>
+__device__ void stage_operand_tile(unsigned char* s_bytes, const In* x, std::int64_t ld, bool k_contiguous,
+                                   std::int64_t o0, std::int64_t extent, std::int64_t k0, std::int64_t k_end,
+                                   int thread) {
+  for (int e = thread; e < Extent * BlockK; e += Threads) {
+    const int r = k_contiguous ? e / BlockK : e % Extent;
+    const int q = k_contiguous ? e % BlockK : e / Extent;
+    const std::int64_t o = o0 + r;
+    const std::int64_t kk = k0 + q;
+    std::uint16_t v = 0;
+    if (o < extent && kk < k_end) v = bits_of(k_contiguous ? x[o * ld + kk] : x[kk * ld + o]);
+    *reinterpret_cast<std::uint16_t*>(s_bytes + Layout::tile::element_offset(r, q)) = v;
+  }
+}
+
 /// The fallback kernel: any layout, leading dimension and alignment. Both
 /// operands are staged K-contiguous in shared memory by plain element loads
-/// (consecutive threads read consecutive stored elements), then multiplied with
-/// the same fragment loads and mma as the fast kernel. One block per block tile (x)
-/// and per K slice (y), split as the fast kernel splits: block y multiplies K elements
-/// [y·k_per_split, (y+1)·k_per_split) into C + y·c_slice_stride.
+/// (`stage_operand_tile`), then multiplied with the same fragment loads and mma as the
+/// fast kernel. One block per block tile (x) and per K slice (y), split as the fast kernel
+/// splits: block y multiplies K elements [y·k_per_split, (y+1)·k_per_split) into
+/// C + y·c_slice_stride.
 template <class In, class Policy>
 __global__ void __launch_bounds__(tensor_core_shape<Policy>::threads)
     gemm_tensor_core_fallback_kernel(gemm_problem<In, float> p, std::int64_t k_per_split, std::int64_t c_slice_stride) {
@@ -509,24 +528,10 @@ __global__ void __launch_bounds__(tensor_core_shape<Policy>::threads)
   const std::int64_t k_end = k_begin + k_per_split < p.k ? k_begin + k_per_split : p.k;
   float acc[shape::m_fragments][shape::n_fragments][4] = {};
   for (std::int64_t k0 = k_begin; k0 < k_end; k0 += bk) {
-    for (int e = thread; e < Policy::block_m * bk; e += shape::threads) {
-      const int r = p.a_k_contiguous ? e / bk : e % Policy::block_m;
-      const int q = p.a_k_contiguous ? e % bk : e / Policy::block_m;
-      const std::int64_t i = m0 + r;
-      const std::int64_t kk = k0 + q;
-      std::uint16_t v = 0;
-      if (i < p.m && kk < k_end) v = bits_of(p.a_k_contiguous ? p.a[i * p.lda + kk] : p.a[kk * p.lda + i]);
-      *reinterpret_cast<std::uint16_t*>(s_a_bytes + a_layout::tile::element_offset(r, q)) = v;
-    }
-    for (int e = thread; e < Policy::block_n * bk; e += shape::threads) {
-      const int r = p.b_n_contiguous ? e % Policy::block_n : e / bk;
-      const int q = p.b_n_contiguous ? e / Policy::block_n : e % bk;
-      const std::int64_t j = n0 + r;
-      const std::int64_t kk = k0 + q;
-      std::uint16_t v = 0;
-      if (j < p.n && kk < k_end) v = bits_of(p.b_n_contiguous ? p.b[kk * p.ldb + j] : p.b[j * p.ldb + kk]);
-      *reinterpret_cast<std::uint16_t*>(s_b_bytes + b_layout::tile::element_offset(r, q)) = v;
-    }
+    stage_operand_tile<a_layout, Policy::block_m, bk, shape::threads>(s_a_bytes, p.a, p.lda, p.a_k_contiguous, m0, p.m,
+                                                                      k0, k_end, thread);
+    stage_operand_tile<b_layout, Policy::block_n, bk, shape::threads>(s_b_bytes, p.b, p.ldb, !p.b_n_contiguous, n0, p.n,
+                                                                      k0, k_end, thread);
     __syncthreads();
     warp_fragments<shape::m_fragments, shape::n_fragments> frag;
 #pragma unroll
