@@ -347,86 +347,42 @@ __host__ __device__ constexpr std::int64_t aligned_split(std::uintptr_t row_addr
 /// Moves the tile whose first input element is (r0, c0): reads its rows into shared
 /// memory, then writes its columns as rows of `out`. `Edge`: the tile may stick out of
 /// the matrix, so every access is checked.
+///
+/// With `Tile::alignment` nonzero the output rows are split at aligned addresses: output
+/// row c gets input rows [aligned_split(c, r0), aligned_split(c, r0 + rows)) from this
+/// block, a run that starts on an aligned address and holds whole sectors. Each lane then
+/// loads only the rows of its column's run, so that every input element is read by one
+/// block, and `Edge` means only that the tile sticks out past the last input column (the
+/// last rows are cut by the split points).
 template <class Tile, bool Edge, class T>
 __device__ inline void move_transpose_tile(const matrix_view<const T>& in, const matrix_view<T>& out, T* s_tile,
                                            std::int64_t r0, std::int64_t c0) {
+  constexpr bool split = Tile::alignment != 0;
   const int x = static_cast<int>(threadIdx.x);
   const int y = static_cast<int>(threadIdx.y);
-  const int rows_here = Edge && in.rows - r0 < Tile::rows ? static_cast<int>(in.rows - r0) : Tile::rows;
-  const int cols_here = Edge && in.cols - c0 < Tile::cols ? static_cast<int>(in.cols - c0) : Tile::cols;
-  const std::int64_t in_step = std::int64_t{Tile::rows_per_pass} * in.ld;
-  const std::int64_t out_step = std::int64_t{Tile::rows_per_pass} * out.ld;
-
-  // 1. Every load issued before any is used: lanes along an input row.
-  const T* g_in = in.data + (r0 + y) * in.ld + c0 + x;
-  T r_items[Tile::items];
-#pragma unroll
-  for (int j = 0; j < Tile::load_passes; ++j) {
-#pragma unroll
-    for (int h = 0; h < Tile::load_steps; ++h) {
-      if (!Edge || (y + j * Tile::rows_per_pass < rows_here && x + h * Tile::lanes < cols_here)) {
-        r_items[j * Tile::load_steps + h] = g_in[j * in_step + h * Tile::lanes];
-      }
-    }
-  }
-#pragma unroll
-  for (int j = 0; j < Tile::load_passes; ++j) {
-#pragma unroll
-    for (int h = 0; h < Tile::load_steps; ++h) {
-      if (!Edge || (y + j * Tile::rows_per_pass < rows_here && x + h * Tile::lanes < cols_here)) {
-        s_tile[(y + j * Tile::rows_per_pass) * Tile::shared_pitch + x + h * Tile::lanes] =
-            r_items[j * Tile::load_steps + h];
-      }
-    }
-  }
-  __syncthreads();
-
-  // 2. Lanes down a tile column (shared), along an output row (global).
-  T* g_out = out.data + (c0 + y) * out.ld + r0 + x;
-#pragma unroll
-  for (int j = 0; j < Tile::store_passes; ++j) {
-#pragma unroll
-    for (int h = 0; h < Tile::store_steps; ++h) {
-      const int tile_col = y + j * Tile::rows_per_pass;
-      const int tile_row = x + h * Tile::lanes;
-      if (!Edge || (tile_col < cols_here && tile_row < rows_here)) {
-        g_out[j * out_step + h * Tile::lanes] = s_tile[tile_row * Tile::shared_pitch + tile_col];
-      }
-    }
-  }
-  __syncthreads();  // the block's next tile overwrites s_tile
-}
-
-/// `move_transpose_tile` with the output rows split at aligned addresses: output row c
-/// gets input rows [aligned_split(c, r0), aligned_split(c, r0 + rows)) from this block, a
-/// run that starts on an aligned address and holds whole sectors. Each lane loads only the
-/// rows of its column's run, so that every input element is read by one block. `Edge`: the
-/// tile sticks out past the last input column (the last rows are cut by the split points).
-template <class Tile, bool Edge, class T>
-__device__ inline void move_transpose_tile_aligned(const matrix_view<const T>& in, const matrix_view<T>& out, T* s_tile,
-                                                   std::int64_t r0, std::int64_t c0) {
-  const int x = static_cast<int>(threadIdx.x);
-  const int y = static_cast<int>(threadIdx.y);
+  const int rows_here = !split && Edge && in.rows - r0 < Tile::rows ? static_cast<int>(in.rows - r0) : Tile::rows;
   const int cols_here = Edge && in.cols - c0 < Tile::cols ? static_cast<int>(in.cols - c0) : Tile::cols;
   const auto out_address = reinterpret_cast<std::uintptr_t>(out.data);
-  // [first, last) of output row c0 + tile_col, relative to r0.
+  // [first, last) of output row c0 + tile_col, relative to r0, when split.
   auto run_bounds = [&](int tile_col, int& first, int& last) {
     const std::uintptr_t row = out_address + static_cast<std::uintptr_t>((c0 + tile_col) * out.ld) * sizeof(T);
     first = static_cast<int>(aligned_split(row, r0, in.rows, sizeof(T), Tile::alignment) - r0);
     last = static_cast<int>(aligned_split(row, r0 + Tile::rows, in.rows, sizeof(T), Tile::alignment) - r0);
   };
-
-  // 1. Every load issued before any is used: lanes along an input row, each within the
-  //    run of the output row that its column becomes.
-  int first[Tile::load_steps];
+  int first[Tile::load_steps];  // the runs of this lane's columns, when split
   int last[Tile::load_steps];
+  if constexpr (split) {
 #pragma unroll
-  for (int h = 0; h < Tile::load_steps; ++h) {
-    first[h] = 0;
-    last[h] = 0;
-    if (!Edge || x + h * Tile::lanes < cols_here) run_bounds(x + h * Tile::lanes, first[h], last[h]);
+    for (int h = 0; h < Tile::load_steps; ++h) {
+      first[h] = 0;
+      last[h] = 0;
+      if (!Edge || x + h * Tile::lanes < cols_here) run_bounds(x + h * Tile::lanes, first[h], last[h]);
+    }
   }
   const std::int64_t in_step = std::int64_t{Tile::rows_per_pass} * in.ld;
+  const std::int64_t out_step = std::int64_t{Tile::rows_per_pass} * out.ld;
+  // 1. Every load issued before any is used: lanes along an input row, each within the
+  //    tile (split: within the run of the output row that its column becomes).
   const T* g_in = in.data + (r0 + y) * in.ld + c0 + x;
   T r_items[Tile::items];
 #pragma unroll
@@ -434,34 +390,49 @@ __device__ inline void move_transpose_tile_aligned(const matrix_view<const T>& i
 #pragma unroll
     for (int h = 0; h < Tile::load_steps; ++h) {
       const int row = y + j * Tile::rows_per_pass;
-      if (row >= first[h] && row < last[h]) r_items[j * Tile::load_steps + h] = g_in[j * in_step + h * Tile::lanes];
+      T& item = r_items[j * Tile::load_steps + h];
+      if constexpr (split) {
+        if (row >= first[h] && row < last[h]) item = g_in[j * in_step + h * Tile::lanes];
+      } else if (!Edge || (row < rows_here && x + h * Tile::lanes < cols_here)) {
+        item = g_in[j * in_step + h * Tile::lanes];
+      }
     }
   }
-  // Unchecked: an element outside its column's run is never read back (one predicate
+  // Split: unchecked, an element outside its column's run is never read back (one predicate
   // per element instead of two keeps the sheared tile within the register budget).
 #pragma unroll
   for (int j = 0; j < Tile::load_passes; ++j) {
 #pragma unroll
     for (int h = 0; h < Tile::load_steps; ++h) {
-      s_tile[(y + j * Tile::rows_per_pass) * Tile::shared_pitch + x + h * Tile::lanes] =
-          r_items[j * Tile::load_steps + h];
+      if (split || !Edge || (y + j * Tile::rows_per_pass < rows_here && x + h * Tile::lanes < cols_here)) {
+        s_tile[(y + j * Tile::rows_per_pass) * Tile::shared_pitch + x + h * Tile::lanes] =
+            r_items[j * Tile::load_steps + h];
+      }
     }
   }
   __syncthreads();
 
-  // 2. A warp per output row: lanes along its run, which starts on an aligned address.
+  // 2. Lanes down a tile column (shared), along an output row (global). Split: a warp per
+  //    output row, its lanes along the row's run, which starts on an aligned address.
+  T* g_out = out.data + (c0 + y) * out.ld + r0 + x;
 #pragma unroll
   for (int j = 0; j < Tile::store_passes; ++j) {
     const int tile_col = y + j * Tile::rows_per_pass;
-    if (Edge && tile_col >= cols_here) continue;
-    int row_first = 0;
-    int row_last = 0;
-    run_bounds(tile_col, row_first, row_last);
-    T* g_out = out.data + (c0 + tile_col) * out.ld + r0;
+    int row_first = 0;  // the run of output row c0 + tile_col, relative to r0
+    int row_last = rows_here;
+    if constexpr (split) {
+      if (Edge && tile_col >= cols_here) continue;
+      run_bounds(tile_col, row_first, row_last);
+      g_out = out.data + (c0 + tile_col) * out.ld + r0;
+    }
 #pragma unroll
     for (int h = 0; h < Tile::store_steps; ++h) {
       const int tile_row = row_first + x + h * Tile::lanes;
-      if (tile_row < row_last) g_out[tile_row] = s_tile[tile_row * Tile::shared_pitch + tile_col];
+      if constexpr (split) {
+        if (tile_row < row_last) g_out[tile_row] = s_tile[tile_row * Tile::shared_pitch + tile_col];
+      } else if (!Edge || (tile_col < cols_here && tile_row < row_last)) {
+        g_out[j * out_step + h * Tile::lanes] = s_tile[tile_row * Tile::shared_pitch + tile_col];
+      }
     }
   }
   __syncthreads();  // the block's next tile overwrites s_tile
@@ -486,13 +457,8 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_
     const std::int64_t tx = t - ty * tiles_x;
     const std::int64_t r0 = ty * tile::rows;
     const std::int64_t c0 = tx * tile::cols;
-    if constexpr (tile::alignment != 0) {
-      if (tx < full_cols) {
-        move_transpose_tile_aligned<tile, false>(in, out, s_tile, r0, c0);
-      } else {
-        move_transpose_tile_aligned<tile, true>(in, out, s_tile, r0, c0);
-      }
-    } else if (ty < full_rows && tx < full_cols) {
+    // A split tile's last rows are cut by the split points: only columns make an edge.
+    if ((tile::alignment != 0 || ty < full_rows) && tx < full_cols) {
       move_transpose_tile<tile, false>(in, out, s_tile, r0, c0);
     } else {
       move_transpose_tile<tile, true>(in, out, s_tile, r0, c0);

@@ -328,6 +328,50 @@ __device__ __forceinline__ void k_slice(const skinny_args<In>& g, std::int64_t& 
   end = begin + g.k_per_split < g.k ? begin + g.k_per_split : g.k;
 }
 
+/// The along-n kernel's epilogue: the warps' partial sums of C(row0 + i, col0 + lane's
+/// columns), added in warp order (deterministic) by warp 0 through `smem` (A's chunk
+/// until now), then stored.
+template <int Rows, bool Vector, int Warps, int Columns, class In>
+__device__ void sum_warps_and_store(const skinny_args<In>& g, const float (&acc)[Rows][4], float* smem, int warp,
+                                    int lane, std::int64_t row0, std::int64_t col0) {
+  __syncthreads();  // A's last chunk is read by every warp before the space is reused
+  if (warp > 0) {
+#pragma unroll
+    for (int i = 0; i < Rows; ++i) {
+#pragma unroll
+      for (int v = 0; v < 4; ++v) smem[((warp - 1) * Rows + i) * Columns + lane_element<Vector>(lane, v)] = acc[i][v];
+    }
+  }
+  __syncthreads();
+  if (warp == 0) {
+#pragma unroll
+    for (int i = 0; i < Rows; ++i) {
+#pragma unroll
+      for (int v = 0; v < 4; ++v) {
+        float sum = acc[i][v];
+        for (int w = 0; w < Warps - 1; ++w) sum += smem[(w * Rows + i) * Columns + lane_element<Vector>(lane, v)];
+        store_result(g, row0 + i, col0 + lane_element<Vector>(lane, v), sum);
+      }
+    }
+  }
+}
+
+/// The along-k kernel's epilogue: the lanes' partial sums of C(row0 + i, col0 + c), a fixed
+/// shuffle tree per result (deterministic), stored by lane 0.
+template <int Rows, int Cols, class In>
+__device__ void sum_lanes_and_store(const skinny_args<In>& g, const float (&acc)[Rows][Cols], int lane,
+                                    std::int64_t row0, std::int64_t col0) {
+  const warp_reduce<float> lanes{};
+#pragma unroll
+  for (int i = 0; i < Rows; ++i) {
+#pragma unroll
+    for (int c = 0; c < Cols; ++c) {
+      const float sum = lanes.sum(acc[i][c]);
+      if (lane == 0) store_result(g, row0 + i, col0 + c, sum);
+    }
+  }
+}
+
 }  // namespace detail
 
 /// The skinny kernel for a B contiguous along n (B(p, j) = b[p * ldb + j]). Block (x, y, z):
@@ -380,29 +424,7 @@ __global__ void __launch_bounds__(skinny_policy::along_n_threads, skinny_policy:
     }
   }
 
-  // The warps' partial sums, added in warp order (deterministic) by warp 0.
-  __syncthreads();  // A's last chunk is read by every warp before the space is reused
-  if (warp > 0) {
-#pragma unroll
-    for (int i = 0; i < Rows; ++i) {
-#pragma unroll
-      for (int v = 0; v < 4; ++v)
-        smem[((warp - 1) * Rows + i) * columns + detail::lane_element<Vector>(lane, v)] = acc[i][v];
-    }
-  }
-  __syncthreads();
-  if (warp == 0) {
-#pragma unroll
-    for (int i = 0; i < Rows; ++i) {
-#pragma unroll
-      for (int v = 0; v < 4; ++v) {
-        float sum = acc[i][v];
-        for (int w = 0; w < warps - 1; ++w)
-          sum += smem[(w * Rows + i) * columns + detail::lane_element<Vector>(lane, v)];
-        detail::store_result(g, row0 + i, col0 + detail::lane_element<Vector>(lane, v), sum);
-      }
-    }
-  }
+  detail::sum_warps_and_store<Rows, Vector, warps, columns>(g, acc, smem, warp, lane, row0, col0);
 }
 
 /// The skinny kernel for a B contiguous along k (B(p, j) = b[j * ldb + p]). Block (x, y, z):
@@ -474,16 +496,7 @@ __global__ void __launch_bounds__(skinny_policy::along_k_threads, skinny_policy:
     }
   }
 
-  // The lanes' partial sums: a fixed shuffle tree per result (deterministic), in lane 0.
-  const warp_reduce<float> lanes{};
-#pragma unroll
-  for (int i = 0; i < Rows; ++i) {
-#pragma unroll
-    for (int c = 0; c < cols; ++c) {
-      const float sum = lanes.sum(acc[i][c]);
-      if (lane == 0) detail::store_result(g, row0 + i, col0 + c, sum);
-    }
-  }
+  detail::sum_lanes_and_store<Rows, cols>(g, acc, lane, row0, col0);
 }
 
 /// The plan of the skinny rung for `p` on `sm_count` SMs: rows per pass (`block_m`: 1,
