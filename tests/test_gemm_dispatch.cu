@@ -377,12 +377,16 @@ TEST_CASE("make_gemm_plan does not pack where the copy would cost more than it s
   CHECK((!small.pack_a && !small.pack_b && small.pack_bytes == 0 && small.workspace_bytes == 0));
   CHECK_FALSE(contains(small.describe(), "packed"));
 
-  // At 2^28 FLOPs (512^3) the copy of A pays; one K less and the product is too small.
+  // At 2^28 FLOPs (512^3) the copy of A pays at the ceilings. One K less, the time model judges
+  // instead, and packs too: a copy and 8 pipelined steps of 64 (modelled 14 us) against the
+  // fallback's 16 latency-bound steps of 32 (48 us; 4 slices of 4 steps at best, 24.5 us).
   auto edge = plan_problem<__nv_bfloat16>(512, 512, 512);
   edge.lda = 513;
-  CHECK(foundry::make_gemm_plan(edge, device).pack_a);
+  const foundry::gemm_plan at_ceilings = foundry::make_gemm_plan(edge, device);
+  CHECK((at_ceilings.pack_a && contains(at_ceilings.why, "at the device's ceilings")));
   edge.k = 511;
-  CHECK_FALSE(foundry::make_gemm_plan(edge, device).pack_a);
+  const foundry::gemm_plan modelled = foundry::make_gemm_plan(edge, device);
+  CHECK((modelled.pack_a && contains(modelled.why, "modelled faster than the fallback")));
 
   // 4096 x 16 x 4096: A's copy would move twice the bytes that the (memory-bound) product reads,
   // B's (4096 x 16) a hundredth of them. B alone is copied; with A misaligned too, nothing is

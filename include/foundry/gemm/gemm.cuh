@@ -266,17 +266,51 @@ template <class In, class Out, class SmCount>
   throw std::invalid_argument(std::string("gemm: rung ") + gemm_rung_name(rung) + " does not handle these types");
 }
 
+/// The plan of `rung` for `p` with rung 4's fallback kernel at the split that the time model
+/// (`gemm_kernels::modelled_us`) favours: `plan` (the rung's own fallback plan, on `sm_count`
+/// SMs) unless a split of 1 to `Policy::max_fallback_splits` slices is modelled at most
+/// `Policy::clear_gain` of its time. The fallback's steps are latency-bound, so slices that
+/// shorten each block's chain of steps pay where the blocks are few: 1950 x 23 x 670 runs
+/// 31 blocks of 21 steps unsplit (modelled 63 us), 7 slices of 3 steps (20 us) instead; the
+/// rungs' own rule splits only K of 512 or more per slice, for their pipelines. Touches no GPU.
+template <class Policy = gemm_kernels::gemm_pack_policy, class In>
+[[nodiscard]] gemm_plan fallback_at_modelled_split(const gemm_plan& plan, gemm_rung rung,
+                                                   const gemm_problem<In, float>& p, int sm_count) {
+  const auto sms = [sm_count] { return sm_count; };
+  const double plan_us = gemm_kernels::modelled_us<In, Policy>(plan, p, sm_count);
+  gemm_plan best = plan;
+  double best_us = plan_us;
+  for (int splits = 1; splits <= Policy::max_fallback_splits; ++splits) {
+    const gemm_plan split = plan_rung(rung, p, splits, sms);
+    const double us = gemm_kernels::modelled_us<In, Policy>(split, p, sm_count);
+    if (split.fallback && us < best_us) {
+      best = split;
+      best_us = us;
+    }
+  }
+  if (best.split_k == plan.split_k || best_us > Policy::clear_gain * plan_us) return plan;
+  best.why =
+      "16-bit operand rows off a 16-byte boundary, packing modelled no faster: rung 4's fallback, K split to "
+      "shorten each block's chain of latency-bound steps";
+  return best;
+}
+
 /// The plan of `rung` (a 16-bit rung: tensor_core or wgmma) for `p`, packed where that
 /// pays: `plan` is the rung's own plan for `p`; where operand rows off 16-byte boundaries
 /// keep it below the fast kernel `rung` names (rung 4's fallback, or rung 4 for the wgmma
-/// rung) and `gemm_kernels::plan_packing` finds the copies cheap next to the product, the
-/// plan of `rung` on the copies, with their fields and workspace recorded. `Policy` as
-/// `gemm_kernels::plan_packing`'s. Touches no GPU.
+/// rung), the plan of `rung` on the copies (`gemm_kernels::misaligned_operands`), with
+/// their fields and workspace recorded, if
+/// - the copies cost no more than the product at the device's ceilings
+///   (`gemm_kernels::packing_pays`: the large products), or
+/// - the time model (`gemm_kernels::modelled_us`) puts the copies and the fast kernel at
+///   most `Policy::clear_gain` of the fallback's time at its best split;
+/// otherwise the fallback at that split (`fallback_at_modelled_split`). `Policy` as
+/// `gemm_kernels::gemm_pack_policy`. Touches no GPU.
 template <class Policy = gemm_kernels::gemm_pack_policy, class In, class SmCount>
 [[nodiscard]] gemm_plan pack_where_it_pays(const gemm_plan& plan, gemm_rung rung, const gemm_problem<In, float>& p,
                                            SmCount&& sm_count) {
   if (!plan.fallback && plan.rung == rung) return plan;  // already the rung's fast kernel
-  const gemm_kernels::gemm_pack_plan packing = gemm_kernels::plan_packing<In, Policy>(p);
+  const gemm_kernels::gemm_pack_plan packing = gemm_kernels::misaligned_operands(p);
   if (!packing.any()) return plan;
   gemm_plan copies;
   gemm_kernels::detail::record_packing(copies, packing);
@@ -285,11 +319,27 @@ template <class Policy = gemm_kernels::gemm_pack_policy, class In, class SmCount
       plan_rung(rung, gemm_kernels::packed_problem(p, copies, gemm_kernels::pack_alignment), 0, sm_count);
   if (packed.fallback) return plan;  // not reached: the copies' rows are aligned
   gemm_kernels::detail::record_packing(packed, packing);
-  packed.why = packed.rung == gemm_rung::wgmma
-                   ? "16-bit operand rows off a 16-byte boundary, packed for TMA: the copy costs less than the "
-                     "product at the device's ceilings"
-                   : "16-bit operand rows off a 16-byte boundary, packed for cp.async: the copy costs less than the "
-                     "product at the device's ceilings";
+  const bool tma = packed.rung == gemm_rung::wgmma;
+  if (gemm_kernels::packing_pays<In, Policy>(p, packing.copy_bytes)) {
+    packed.why = tma ? "16-bit operand rows off a 16-byte boundary, packed for TMA: the copy costs less than the "
+                       "product at the device's ceilings"
+                     : "16-bit operand rows off a 16-byte boundary, packed for cp.async: the copy costs less than the "
+                       "product at the device's ceilings";
+    return packed;
+  }
+  // Rung 4's fast kernel has nothing latency-bound to replace; the large products keep the
+  // ceiling rule alone, as measured (the model is fitted on small ones).
+  if (!plan.fallback || !gemm_kernels::latency_bound_product<In, Policy>(p)) return plan;
+  const int sms = sm_count();
+  const gemm_plan fallback = fallback_at_modelled_split<Policy>(plan, rung, p, sms);
+  if (gemm_kernels::modelled_us<In, Policy>(packed, p, sms) >
+      Policy::clear_gain * gemm_kernels::modelled_us<In, Policy>(fallback, p, sms)) {
+    return fallback;
+  }
+  packed.why = tma ? "16-bit operand rows off a 16-byte boundary, packed for TMA: the copies and the pipelined "
+                     "kernel are modelled faster than the fallback's latency-bound steps"
+                   : "16-bit operand rows off a 16-byte boundary, packed for cp.async: the copies and the pipelined "
+                     "kernel are modelled faster than the fallback's latency-bound steps";
   return packed;
 }
 
@@ -341,7 +391,9 @@ matrix_view<const std::remove_const_t<T>> as_const_view(const matrix_view<T>& x)
 /// the best rung for the types (`best_gemm_rung`), with automatic split-K. For 16-bit
 /// inputs, operands whose rows are off 16-byte boundaries (which would keep the rung off
 /// its fast kernel) are packed into the workspace first where the copy is cheap next to
-/// the product (`detail::pack_where_it_pays`, gemm_pack.cuh). Touches no GPU
+/// the product, or, for a small product, where a time model finds it faster than rung 4's
+/// fallback; otherwise the fallback splits K as that model favours
+/// (`detail::pack_where_it_pays`, gemm_pack.cuh). Touches no GPU
 /// but the (cached) device query. Throws
 /// `cuda_error` if the device cannot be queried, `std::invalid_argument` as the
 /// rung's plan builder (a grid too large, K too long).
@@ -409,8 +461,9 @@ void gemm_with(gemm_rung rung, float alpha, matrix_view<TA> a, matrix_op op_a, m
 ///   path (slower) instead of the 16-byte vector loads. 16-bit operands whose
 ///   bases are not 16-byte aligned or whose leading dimensions are not multiples
 ///   of 8 are copied first into an aligned workspace where the product is large
-///   next to them (gemm_pack.cuh), so that the fast kernels run; otherwise they
-///   take rung 4's fallback kernel.
+///   next to them, or where that is modelled faster for a small product
+///   (gemm_pack.cuh), so that the fast kernels run; otherwise they take rung 4's
+///   fallback kernel, K split as the same model favours.
 /// - Asynchronous: enqueued on `s`; returns without synchronising. The fp32
 ///   path and the 16-bit rungs (tensor_core, wgmma) may allocate split-K
 ///   workspace and the 16-bit ones the packed copies, stream-ordered on `s`; so
