@@ -32,6 +32,7 @@
 
 #include <foundry/algorithms/detail/checks.cuh>
 #include <foundry/core/error.cuh>
+#include <foundry/core/math.cuh>
 #include <foundry/core/overlap.cuh>
 #include <foundry/gemm/gemm_pack.cuh>
 #include <foundry/gemm/gemm_plan.cuh>
@@ -50,6 +51,7 @@
 #include <cuda/std/span>
 #include <cuda/stream_ref>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
@@ -276,11 +278,15 @@ template <class In, class Out, class SmCount>
 template <class Policy = gemm_kernels::gemm_pack_policy, class In>
 [[nodiscard]] gemm_plan fallback_at_modelled_split(const gemm_plan& plan, gemm_rung rung,
                                                    const gemm_problem<In, float>& p, int sm_count) {
+  // More slices than K steps plan no differently (plan_split_k); one step is nothing to shorten.
+  const std::int64_t k_steps = ceil_div<std::int64_t>(p.k, plan.block_k);
+  if (k_steps <= 1) return plan;
   const auto sms = [sm_count] { return sm_count; };
   const double plan_us = gemm_kernels::modelled_us<In, Policy>(plan, p, sm_count);
   gemm_plan best = plan;
   double best_us = plan_us;
-  for (int splits = 1; splits <= Policy::max_fallback_splits; ++splits) {
+  const auto most = static_cast<int>(std::min<std::int64_t>(Policy::max_fallback_splits, k_steps));
+  for (int splits = 1; splits <= most; ++splits) {
     const gemm_plan split = plan_rung(rung, p, splits, sms);
     const double us = gemm_kernels::modelled_us<In, Policy>(split, p, sm_count);
     if (split.fallback && us < best_us) {
