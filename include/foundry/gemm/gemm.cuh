@@ -274,7 +274,7 @@ template <class In, class Out, class SmCount>
 /// `Policy::clear_gain` of its time. The fallback's steps are latency-bound, so slices that
 /// shorten each block's chain of steps pay where the blocks are few: 1950 x 23 x 670 runs
 /// 31 blocks of 21 steps unsplit (modelled 63 us), 7 slices of 3 steps (20 us) instead; the
-/// rungs' own rule splits only K of 512 or more per slice, for their pipelines. Touches no GPU.
+/// rungs' own rule wants at least 512 of K per slice, for their pipelines. Touches no GPU.
 template <class Policy = gemm_kernels::gemm_pack_policy, class In>
 [[nodiscard]] gemm_plan fallback_at_modelled_split(const gemm_plan& plan, gemm_rung rung,
                                                    const gemm_problem<In, float>& p, int sm_count) {
@@ -308,9 +308,11 @@ template <class Policy = gemm_kernels::gemm_pack_policy, class In>
 /// their fields and workspace recorded, if
 /// - the copies cost no more than the product at the device's ceilings
 ///   (`gemm_kernels::packing_pays`: the large products), or
-/// - the time model (`gemm_kernels::modelled_us`) puts the copies and the fast kernel at
-///   most `Policy::clear_gain` of the fallback's time at its best split;
-/// otherwise the fallback at that split (`fallback_at_modelled_split`). `Policy` as
+/// - for a product below `Policy::min_flops` (`gemm_kernels::latency_bound_product`), the
+///   time model (`gemm_kernels::modelled_us`) puts the copies and the fast kernel at most
+///   `Policy::clear_gain` of the fallback's time at its best split; otherwise such a product
+///   runs the fallback at that split (`fallback_at_modelled_split`).
+/// A larger product that fails the ceiling rule keeps `plan`. `Policy` as
 /// `gemm_kernels::gemm_pack_policy`. Touches no GPU.
 template <class Policy = gemm_kernels::gemm_pack_policy, class In, class SmCount>
 [[nodiscard]] gemm_plan pack_where_it_pays(const gemm_plan& plan, gemm_rung rung, const gemm_problem<In, float>& p,
