@@ -33,6 +33,7 @@
 
 #include <foundry/algorithms/detail/checks.cuh>
 #include <foundry/core/error.cuh>
+#include <foundry/core/math.cuh>
 #include <foundry/core/overlap.cuh>
 #include <foundry/gemm/gemm_pack.cuh>
 #include <foundry/gemm/gemm_plan.cuh>
@@ -51,6 +52,7 @@
 #include <cuda/std/span>
 #include <cuda/stream_ref>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
@@ -277,19 +279,60 @@ template <class In, class Out, class SmCount>
   throw std::invalid_argument(std::string("gemm: rung ") + gemm_rung_name(rung) + " does not handle these types");
 }
 
+/// The plan of `rung` for `p` with rung 4's fallback kernel at the split that the time model
+/// (`gemm_kernels::modelled_us`) favours: `plan` (the rung's own fallback plan, on `sm_count`
+/// SMs) unless a split of 1 to `Policy::max_fallback_splits` slices is modelled at most
+/// `Policy::clear_gain` of its time. The fallback's steps are latency-bound, so slices that
+/// shorten each block's chain of steps pay where the blocks are few: 1950 x 23 x 670 runs
+/// 31 blocks of 21 steps unsplit (modelled 63 us), 7 slices of 3 steps (20 us) instead; the
+/// rungs' own rule wants at least 512 of K per slice, for their pipelines. Touches no GPU.
+template <class Policy = gemm_kernels::gemm_pack_policy, class In>
+[[nodiscard]] gemm_plan fallback_at_modelled_split(const gemm_plan& plan, gemm_rung rung,
+                                                   const gemm_problem<In, float>& p, int sm_count) {
+  // More slices than K steps plan no differently (plan_split_k); one step is nothing to shorten.
+  const std::int64_t k_steps = ceil_div<std::int64_t>(p.k, plan.block_k);
+  if (k_steps <= 1) return plan;
+  const auto sms = [sm_count] { return sm_count; };
+  const double plan_us = gemm_kernels::modelled_us<In, Policy>(plan, p, sm_count);
+  gemm_plan best = plan;
+  double best_us = plan_us;
+  const auto most = static_cast<int>(std::min<std::int64_t>(Policy::max_fallback_splits, k_steps));
+  for (int splits = 1; splits <= most; ++splits) {
+    const gemm_plan split = plan_rung(rung, p, splits, sms);
+    const double us = gemm_kernels::modelled_us<In, Policy>(split, p, sm_count);
+    if (split.fallback && us < best_us) {
+      best = split;
+      best_us = us;
+    }
+  }
+  if (best.split_k == plan.split_k || best_us > Policy::clear_gain * plan_us) return plan;
+  best.why =
+      "16-bit operand rows off a 16-byte boundary, packing modelled no faster: rung 4's fallback, K split to "
+      "shorten each block's chain of latency-bound steps";
+  return best;
+}
+
 /// The plan of `rung` (a 16-bit rung: tensor_core or wgmma; or wgmma for TF32) for `p`,
 /// packed where that pays: `plan` is the rung's own plan for `p`; where operand rows off
 /// 16-byte boundaries (or, for TF32, operands that are not K-major) keep it below the fast
-/// kernel `rung` names (rung 4's fallback, rung 4 for the wgmma rung, rung 3 for TF32) and
-/// `gemm_kernels::plan_packing` finds the copies cheap next to the product, the plan of
-/// `rung` on the copies, with their fields and workspace recorded. `Policy` as
-/// `gemm_kernels::plan_packing`'s. Touches no GPU.
+/// kernel `rung` names (rung 4's fallback, rung 4 for the wgmma rung, rung 3 for TF32), the
+/// plan of `rung` on the copies (`gemm_kernels::misaligned_operands`, transposed for TF32),
+/// with their fields and workspace recorded, if
+/// - the copies cost no more than the product at the device's ceilings
+///   (`gemm_kernels::packing_pays`: the large products), or
+/// - for a product below `Policy::min_flops` (`gemm_kernels::latency_bound_product`), the
+///   time model (`gemm_kernels::modelled_us`) puts the copies and the fast kernel at most
+///   `Policy::clear_gain` of the fallback's time at its best split; otherwise such a product
+///   runs the fallback at that split (`fallback_at_modelled_split`).
+/// A larger product that fails the ceiling rule keeps `plan`; so does any TF32 problem that
+/// fails it (the model is fitted on rung 4's fallback). `Policy` as
+/// `gemm_kernels::gemm_pack_policy`. Touches no GPU.
 template <class Policy = gemm_kernels::gemm_pack_policy, class In, class SmCount>
 [[nodiscard]] gemm_plan pack_where_it_pays(const gemm_plan& plan, gemm_rung rung, const gemm_problem<In, float>& p,
                                            SmCount&& sm_count) {
   if (!plan.fallback && plan.rung == rung) return plan;  // already the rung's fast kernel
   constexpr bool tf32 = std::is_same_v<In, float>;
-  const gemm_kernels::gemm_pack_plan packing = gemm_kernels::plan_packing<In, Policy>(p, /*k_major=*/tf32);
+  const gemm_kernels::gemm_pack_plan packing = gemm_kernels::misaligned_operands(p, /*k_major=*/tf32);
   if (!packing.any()) return plan;
   gemm_plan copies;
   gemm_kernels::detail::record_packing(copies, packing);
@@ -300,15 +343,37 @@ template <class Policy = gemm_kernels::gemm_pack_policy, class In, class SmCount
   // TMA cannot address (2^31 or more) stays off the wgmma kernel, copied or not.
   if (packed.fallback || packed.rung != rung) return plan;
   gemm_kernels::detail::record_packing(packed, packing);
-  packed.why = tf32 ? "TF32 asked for: fp32 operands packed K-major with 16-byte rows (transposed where M- or "
-                      "N-contiguous) for the wgmma kernel; the copy costs less than the product at the device's "
-                      "ceilings"
-               : packed.rung == gemm_rung::wgmma
-                   ? "16-bit operand rows off a 16-byte boundary, packed for TMA: the copy costs less than the "
-                     "product at the device's ceilings"
-                   : "16-bit operand rows off a 16-byte boundary, packed for cp.async: the copy costs less than the "
-                     "product at the device's ceilings";
-  return packed;
+  if constexpr (tf32) {
+    if (!gemm_kernels::packing_pays<In, Policy>(p, packing.copy_bytes)) return plan;
+    packed.why =
+        "TF32 asked for: fp32 operands packed K-major with 16-byte rows (transposed where M- or N-contiguous) for "
+        "the wgmma kernel; the copy costs less than the product at the device's ceilings";
+    return packed;
+  } else {
+    const bool tma = packed.rung == gemm_rung::wgmma;
+    if (gemm_kernels::packing_pays<In, Policy>(p, packing.copy_bytes)) {
+      packed.why =
+          tma ? "16-bit operand rows off a 16-byte boundary, packed for TMA: the copy costs less than the "
+                "product at the device's ceilings"
+              : "16-bit operand rows off a 16-byte boundary, packed for cp.async: the copy costs less than the "
+                "product at the device's ceilings";
+      return packed;
+    }
+    // Rung 4's fast kernel has nothing latency-bound to replace; the large products keep the
+    // ceiling rule alone, as measured (the model is fitted on small ones).
+    if (!plan.fallback || !gemm_kernels::latency_bound_product<In, Policy>(p)) return plan;
+    const int sms = sm_count();
+    const gemm_plan fallback = fallback_at_modelled_split<Policy>(plan, rung, p, sms);
+    if (gemm_kernels::modelled_us<In, Policy>(packed, p, sms) >
+        Policy::clear_gain * gemm_kernels::modelled_us<In, Policy>(fallback, p, sms)) {
+      return fallback;
+    }
+    packed.why = tma ? "16-bit operand rows off a 16-byte boundary, packed for TMA: the copies and the pipelined "
+                       "kernel are modelled faster than the fallback's latency-bound steps"
+                     : "16-bit operand rows off a 16-byte boundary, packed for cp.async: the copies and the pipelined "
+                       "kernel are modelled faster than the fallback's latency-bound steps";
+    return packed;
+  }
 }
 
 /// Enqueues `p` on `s` with the launch function of the kernel `plan` names
@@ -363,10 +428,12 @@ matrix_view<const std::remove_const_t<T>> as_const_view(const matrix_view<T>& x)
 /// the best rung for the types (`best_gemm_rung`), with automatic split-K. For 16-bit
 /// inputs, operands whose rows are off 16-byte boundaries (which would keep the rung off
 /// its fast kernel) are packed into the workspace first where the copy is cheap next to
-/// the product (`detail::pack_where_it_pays`, gemm_pack.cuh). fp32 inputs under
-/// `gemm_math::tf32` (`p.math`) that would take rung 3 take the wgmma kernel as TF32 instead
-/// where the device runs it (compute capability 9.0, sm_90a code built), their operands
-/// packed K-major first where they are not and the copy pays. Touches no GPU
+/// the product, or, for a small product, where a time model finds it faster than rung 4's
+/// fallback; otherwise the fallback splits K as that model favours
+/// (`detail::pack_where_it_pays`, gemm_pack.cuh). fp32 inputs under `gemm_math::tf32`
+/// (`p.math`) that would take rung 3 take the wgmma kernel as TF32 instead where the device
+/// runs it (compute capability 9.0, sm_90a code built), their operands packed K-major first
+/// where they are not and the copy pays. Touches no GPU
 /// but the (cached) device query. Throws
 /// `cuda_error` if the device cannot be queried, `std::invalid_argument` as the
 /// rung's plan builder (a grid too large, K too long).
@@ -441,8 +508,9 @@ void gemm_with(gemm_rung rung, float alpha, matrix_view<TA> a, matrix_op op_a, m
 ///   path (slower) instead of the 16-byte vector loads. 16-bit operands whose
 ///   bases are not 16-byte aligned or whose leading dimensions are not multiples
 ///   of 8 are copied first into an aligned workspace where the product is large
-///   next to them (gemm_pack.cuh), so that the fast kernels run; otherwise they
-///   take rung 4's fallback kernel.
+///   next to them, or where that is modelled faster for a small product
+///   (gemm_pack.cuh), so that the fast kernels run; otherwise they take rung 4's
+///   fallback kernel, K split as the same model favours.
 /// - Asynchronous: enqueued on `s`; returns without synchronising. The fp32
 ///   path and the 16-bit rungs (tensor_core, wgmma) may allocate split-K
 ///   workspace and the 16-bit ones the packed copies, stream-ordered on `s`; so
