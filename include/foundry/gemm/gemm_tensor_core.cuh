@@ -159,6 +159,9 @@ struct tensor_core_fallback_policy {
   /// Tile rows per group of the block order.
   static constexpr int group_m = 8;
   static constexpr int min_blocks_per_sm = 1;  ///< not in its launch bounds: only the plan (and its split-K) assumes it
+  /// `__launch_bounds__`'s residency: 4 blocks of 128 threads cap the registers at 128, no
+  /// spills (a step's elements prefetched in registers take 159 uncapped, 3 blocks).
+  static constexpr int launch_bounds_blocks_per_sm = 4;
 };
 
 /// Whether `gemm_tensor_core` can run `p` on its fast kernel: `cp.async` moves
@@ -476,33 +479,73 @@ __global__ void __launch_bounds__(tensor_core_shape<Policy>::threads, Policy::mi
 __device__ inline std::uint16_t bits_of(__half x) { return __half_as_ushort(x); }
 __device__ inline std::uint16_t bits_of(__nv_bfloat16 x) { return __bfloat16_as_ushort(x); }
 
-/// Copies the fallback kernel's operand tile of rows [o0, o0 + Extent) (M for A, N for B)
-/// and K [k0, k0 + BlockK) element by element into the K-contiguous `Layout` at `s_bytes`,
-/// zeros outside [0, extent) × [k0, k_end). Consecutive threads read consecutive stored
-/// elements: X(o, k) = x[o·ld + k] when `k_contiguous`, else x[k·ld + o].
-template <class Layout, int Extent, int BlockK, int Threads, class In>
-__device__ void stage_operand_tile(unsigned char* s_bytes, const In* x, std::int64_t ld, bool k_contiguous,
-                                   std::int64_t o0, std::int64_t extent, std::int64_t k0, std::int64_t k_end,
-                                   int thread) {
-  for (int e = thread; e < Extent * BlockK; e += Threads) {
-    const int r = k_contiguous ? e / BlockK : e % Extent;
-    const int q = k_contiguous ? e % BlockK : e / Extent;
-    const std::int64_t o = o0 + r;
-    const std::int64_t kk = k0 + q;
-    std::uint16_t v = 0;
-    if (o < extent && kk < k_end) v = bits_of(k_contiguous ? x[o * ld + kk] : x[kk * ld + o]);
-    *reinterpret_cast<std::uint16_t*>(s_bytes + Layout::tile::element_offset(r, q)) = v;
+/// One thread's share of the fallback kernel's operand tile of rows [o0, o0 + Extent) (M
+/// for A, N for B) and K [k0, k0 + BlockK): its raw 16-bit elements, held in registers
+/// between `load` (global memory) and `store` (the K-contiguous `Layout` in shared memory),
+/// so that all of a thread's loads of a step are in flight at once and the next step's
+/// loads can fly while this step multiplies: the step of a kernel whose loads are scalar is
+/// bound by their latency, not by their bytes. Thread t holds elements t, t + Threads, ...
+/// of the tile in its stored order, so consecutive threads read consecutive stored
+/// elements: X(o, k) = x[o·ld + k] when `k_contiguous`, else x[k·ld + o]; zeros outside
+/// [0, extent) × [k0, k_end).
+template <class Layout, int Extent, int BlockK, int Threads>
+struct operand_tile_share {
+  // Thread t's elements then sit in one column (K-contiguous: k = t % BlockK, rows t /
+  // BlockK + i·Threads/BlockK) or one row (o = t % Extent, k = t / Extent + i·Threads/Extent)
+  // of the tile: one address and one bound move with i, so the loads need few registers.
+  static_assert(Threads % BlockK == 0 && Threads % Extent == 0, "a thread's elements share a row or a column");
+  static_assert((Extent * BlockK) % Threads == 0, "whole rounds of the block");
+  static constexpr int count = Extent * BlockK / Threads;  ///< elements per thread
+  std::uint16_t bits[count];
+
+  template <class In>
+  __device__ void load(const In* x, std::int64_t ld, bool k_contiguous, std::int64_t o0, std::int64_t extent,
+                       std::int64_t k0, std::int64_t k_end, int thread) {
+    // One running address a thread, `step` elements a move, not an offset per element: those
+    // would be invariant across the K loop, and ptxas hoists them out of it (220 registers
+    // with per-element offsets, 159 with this one address).
+    const bool k_major = k_contiguous;
+    const std::int64_t o = o0 + (k_major ? thread / BlockK : thread % Extent);
+    const std::int64_t k = k0 + (k_major ? thread % BlockK : thread / Extent);
+    const std::int64_t step = (k_major ? Threads / BlockK : Threads / Extent) * ld;
+    // Elements left along the axis that moves with i, counted in steps of the thread.
+    const std::int64_t left = k_major ? extent - o : k_end - k;
+    const int apart = k_major ? Threads / BlockK : Threads / Extent;
+    const bool fixed_ok = k_major ? k < k_end : o < extent;
+    const In* at = x + (k_major ? o * ld + k : k * ld + o);
+#pragma unroll
+    for (int i = 0; i < count; ++i) {
+      bits[i] = fixed_ok && std::int64_t{i} * apart < left ? bits_of(*at) : std::uint16_t{0};
+      at += step;
+    }
   }
-}
+
+  __device__ void store(unsigned char* s_bytes, bool k_contiguous, int thread) const {
+    if (k_contiguous) {
+#pragma unroll
+      for (int i = 0; i < count; ++i) {
+        const int r = thread / BlockK + i * (Threads / BlockK), q = thread % BlockK;
+        *reinterpret_cast<std::uint16_t*>(s_bytes + Layout::tile::element_offset(r, q)) = bits[i];
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < count; ++i) {
+        const int r = thread % Extent, q = thread / Extent + i * (Threads / Extent);
+        *reinterpret_cast<std::uint16_t*>(s_bytes + Layout::tile::element_offset(r, q)) = bits[i];
+      }
+    }
+  }
+};
 
 /// The fallback kernel: any layout, leading dimension and alignment. Both
-/// operands are staged K-contiguous in shared memory by plain element loads
-/// (`stage_operand_tile`), then multiplied with the same fragment loads and mma as the
+/// operands are staged K-contiguous in shared memory by plain element loads through
+/// registers (`operand_tile_share`: a step's loads all in flight, the next step's issued
+/// before this one multiplies), then multiplied with the same fragment loads and mma as the
 /// fast kernel. One block per block tile (x) and per K slice (y), split as the fast kernel
 /// splits: block y multiplies K elements [y·k_per_split, (y+1)·k_per_split) into
 /// C + y·c_slice_stride.
 template <class In, class Policy>
-__global__ void __launch_bounds__(tensor_core_shape<Policy>::threads)
+__global__ void __launch_bounds__(tensor_core_shape<Policy>::threads, Policy::launch_bounds_blocks_per_sm)
     gemm_tensor_core_fallback_kernel(gemm_problem<In, float> p, std::int64_t k_per_split, std::int64_t c_slice_stride) {
   using shape = tensor_core_shape<Policy>;
   using a_layout = operand_tile<true, Policy::block_m, Policy::block_k>;
@@ -527,12 +570,22 @@ __global__ void __launch_bounds__(tensor_core_shape<Policy>::threads)
   const std::int64_t k_begin = std::int64_t{blockIdx.y} * k_per_split;
   const std::int64_t k_end = k_begin + k_per_split < p.k ? k_begin + k_per_split : p.k;
   float acc[shape::m_fragments][shape::n_fragments][4] = {};
+  operand_tile_share<a_layout, Policy::block_m, bk, shape::threads> a_share;
+  operand_tile_share<b_layout, Policy::block_n, bk, shape::threads> b_share;
+  const bool b_k_contiguous = !p.b_n_contiguous;
+  if (k_begin < k_end) {
+    a_share.load(p.a, p.lda, p.a_k_contiguous, m0, p.m, k_begin, k_end, thread);
+    b_share.load(p.b, p.ldb, b_k_contiguous, n0, p.n, k_begin, k_end, thread);
+  }
   for (std::int64_t k0 = k_begin; k0 < k_end; k0 += bk) {
-    stage_operand_tile<a_layout, Policy::block_m, bk, shape::threads>(s_a_bytes, p.a, p.lda, p.a_k_contiguous, m0, p.m,
-                                                                      k0, k_end, thread);
-    stage_operand_tile<b_layout, Policy::block_n, bk, shape::threads>(s_b_bytes, p.b, p.ldb, !p.b_n_contiguous, n0, p.n,
-                                                                      k0, k_end, thread);
+    a_share.store(s_a_bytes, p.a_k_contiguous, thread);
+    b_share.store(s_b_bytes, b_k_contiguous, thread);
     __syncthreads();
+    // The next step's loads fly while this step multiplies.
+    if (k0 + bk < k_end) {
+      a_share.load(p.a, p.lda, p.a_k_contiguous, m0, p.m, k0 + bk, k_end, thread);
+      b_share.load(p.b, p.ldb, b_k_contiguous, n0, p.n, k0 + bk, k_end, thread);
+    }
     warp_fragments<shape::m_fragments, shape::n_fragments> frag;
 #pragma unroll
     for (int k = 0; k < bk; k += 16) {
