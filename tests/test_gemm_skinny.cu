@@ -178,7 +178,8 @@ foundry::gemm_plan check_skinny(const skinny_case& c, cuda::std::span<float> wor
 // pad and both alignments meet each kernel.
 template <class T>
 void check_named_shapes(const std::vector<std::int64_t>& ks) {
-  constexpr std::int64_t large = 257;  // 2^8 + 1: two full column tiles of 128 and a ragged one
+  // 2^8 + 1: two full column tiles of 128 and a ragged one, or one of 256 (16-bit, up to 4 rows)
+  constexpr std::int64_t large = 257;
   struct mn {
     std::int64_t m, n;
   };
@@ -230,20 +231,48 @@ TEMPLATE_TEST_CASE("skinny rung matches the reference in every layout and transp
 
 TEMPLATE_TEST_CASE("skinny rung takes vector loads at aligned leading dimensions and matches the reference",
                    "[gpu][racecheck_slow]", float, __half, __nv_bfloat16) {
-  // Leading dimensions multiples of 4 elements and 256-byte aligned buffers: the vector path,
-  // with ragged ends in n (262) and in k (1030, past two K chunks of 512).
+  // Leading dimensions multiples of one 16-byte vector (4 fp32, 8 16-bit elements) and
+  // 256-byte aligned buffers: the vector path, with ragged ends in n (262) and in k (1030,
+  // past two K chunks of 512).
   for (int combo = 0; combo < 32; ++combo) {
     for (const auto& [m, n] : {std::pair<std::int64_t, std::int64_t>{7, 262}, {262, 4}}) {
       skinny_case c;
       c.m = m, c.n = n, c.k = 1030;
       c = with_layouts(c, combo);
-      auto aligning_pad = [](std::int64_t contiguous) { return static_cast<int>((4 - contiguous % 4) % 4); };
+      auto aligning_pad = [](std::int64_t contiguous) {
+        constexpr int vector = gk::skinny_elements_per_load<TestType>;
+        return static_cast<int>((vector - contiguous % vector) % vector);
+      };
       const bool a_k = (c.la == matrix_layout::row_major) == (c.oa == matrix_op::none);
       const bool b_n = (c.lb == matrix_layout::row_major) == (c.ob == matrix_op::none);
       c.pad_a = aligning_pad(a_k ? c.k : c.m);
       c.pad_b = aligning_pad(b_n ? c.n : c.k);
       c.beta = combo % 2 == 0 ? 0.0f : 2.0f;
       check_skinny<TestType>(c);
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("skinny rung's 16-byte loads of 16-bit B match the reference at ragged tiles and every pad", "[gpu]",
+                   __half, __nv_bfloat16) {
+  // Along n, 1 and 3 rows take lanes of 8 columns (tiles of 256) and 8 rows lanes of 4 (tiles
+  // of 128); along k, steps of 256 k. n = 255, 257, 520 end inside or just past a tile; k = 519
+  // ends 7 into the second chunk, inside a step. B's pads 0..7 make its leading dimension a
+  // multiple of 8 at one pad only (vector loads) and not at the others (scalar loads); the
+  // misaligned base forces scalar loads at any pad.
+  for (const std::int64_t m : {1, 3, 8}) {
+    for (const std::int64_t n : {255, 257, 520}) {
+      for (const int combo : {0, 4}) {  // B row-major (along n), column-major (along k)
+        for (int pad = 0; pad < 10; ++pad) {
+          skinny_case c;
+          c.m = m, c.n = n, c.k = 519;
+          c = with_layouts(c, combo);
+          c.pad_b = pad % 8;
+          c.offset = pad / 8;  // pads 0 and 1 again with misaligned bases
+          c.beta = pad % 2 == 0 ? 0.0f : 0.5f;
+          check_skinny<TestType>(c);
+        }
+      }
     }
   }
 }
@@ -418,18 +447,20 @@ TEST_CASE("the skinny plan names its tile, split and orientation", "[gemm][plan]
 TEST_CASE("the skinny plan cuts a long K into slices of a few hundred when the column tiles are few", "[gemm][plan]") {
   const foundry::device_properties h200 = hopper();
   // 3 x 58 x 2835 bf16, A "cn" (column-major, lda 5), B "ct" (column-major n x k transposed,
-  // ld 59): along n, one tile of 128 columns for 528 slots; 2835 / 256 = 11 slices wanted,
-  // 258 deep rounded up to 288 (rounds of 4 warps x 8 rows): 10 slices.
+  // ld 59): along n, one tile of 256 columns (16-bit with 4 rows: 8 columns a lane) for 528
+  // slots; 2835 / 256 = 11 slices wanted, 258 deep rounded up to 288 (rounds of 4 warps x 8
+  // rows): 10 slices.
   auto sweep = plan_problem<__nv_bfloat16>(3, 58, 2835, false, true);
   sweep.lda = 5, sweep.ldb = 59;
   const foundry::gemm_plan cn_ct = foundry::make_gemm_plan(sweep, h200);
-  CHECK((cn_ct.rung == gemm_rung::skinny && cn_ct.block_m == 4 && cn_ct.block_n == 128));
+  CHECK((cn_ct.rung == gemm_rung::skinny && cn_ct.block_m == 4 && cn_ct.block_n == 256));
   CHECK((cn_ct.split_k == 10 && cn_ct.k_per_split == 288 && cn_ct.workspace_bytes == 10u * 3u * 58u * sizeof(float)));
-  CHECK(cn_ct.describe().rfind("skinny 4x128x512, 1 stage, 4 block/SM, split-K 10 x 288 (", 0) == 0);
+  CHECK(cn_ct.describe().rfind("skinny 4x256x512, 1 stage, 4 block/SM, split-K 10 x 288 (", 0) == 0);
   // The aligned row-major variant: the same plan.
   const foundry::gemm_plan rn = foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(3, 58, 2835), h200);
   CHECK((rn.split_k == 10 && rn.k_per_split == 288));
-  // B column-major: along k, two tiles of 32 columns for 264 slots; rounds of 256 k: 6 x 512.
+  // B column-major: along k, two tiles of 32 columns for 264 slots; rounds of 512 k (two
+  // steps of 256, 8 k a lane): 6 x 512.
   const foundry::gemm_plan ck = foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(3, 58, 2835, true, false), h200);
   CHECK((ck.block_n == 32 && ck.split_k == 6 && ck.k_per_split == 512));
   // 82 x 14 x 11373 fp32, solved as C^T (14 rows of 16). A column-major: along n, one tile,
@@ -454,27 +485,32 @@ TEST_CASE("the skinny plan keeps the split of large skinny shapes", "[gemm][plan
   for (const std::int64_t m : {1, 8}) {
     const foundry::gemm_plan f32 = foundry::make_gemm_plan(plan_problem<float>(m, 16384, 16384), h200);
     CHECK((f32.split_k == 4 && f32.k_per_split == 4096));
-    const foundry::gemm_plan bf16 = foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(m, 16384, 16384), h200);
-    CHECK((bf16.split_k == 4 && bf16.k_per_split == 4096));
   }
+  // 16-bit: one row takes tiles of 256 columns (8 a lane), 64 tiles: 8 slices of 2048; eight
+  // rows keep tiles of 128 (4 a lane) and 4 slices.
+  const foundry::gemm_plan bf16_1 = foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(1, 16384, 16384), h200);
+  CHECK((bf16_1.block_n == 256 && bf16_1.split_k == 8 && bf16_1.k_per_split == 2048));
+  const foundry::gemm_plan bf16_8 = foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(8, 16384, 16384), h200);
+  CHECK((bf16_8.block_n == 128 && bf16_8.split_k == 4 && bf16_8.k_per_split == 4096));
   CHECK(foundry::make_gemm_plan(plan_problem<float>(16, 16384, 16384), h200).split_k == 4);
   CHECK(foundry::make_gemm_plan(plan_problem<float>(1, 32768, 16384), h200).split_k == 2);
   CHECK(foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(16384, 1, 16384), h200).split_k == 1);  // 512 tiles
 }
 
-TEST_CASE("every skinny split is whole rounds of loads, fills at most the slots, and covers K exactly",
-          "[gemm][plan]") {
+TEMPLATE_TEST_CASE("every skinny split is whole rounds of loads, fills at most the slots, and covers K exactly",
+                   "[gemm][plan]", float, __nv_bfloat16) {
   const foundry::device_properties h200 = hopper();
   for (const std::int64_t m : {1, 3, 8, 16}) {
     for (const std::int64_t n : {1, 58, 300, 5000}) {
       for (const std::int64_t k : {1, 255, 700, 2835, 11373, 100000}) {
         for (const bool b_n : {true, false}) {
-          const auto p = plan_problem<float>(m, n, k, true, b_n);
+          const auto p = plan_problem<TestType>(m, n, k, true, b_n);
           const foundry::gemm_plan plan = foundry::make_gemm_plan(p, gemm_rung::skinny, h200.sm_count);
           INFO(m << "x" << n << "x" << k << " " << plan.describe());
           if (plan.split_k == 1) continue;
           const auto g = gk::detail::skinny_orient(p);
-          const int unit = gk::skinny_policy::split_unit_k(g.b_n_contiguous, plan.block_m);
+          const int unit =
+              gk::skinny_policy::split_unit_k(g.b_n_contiguous, plan.block_m, gk::skinny_elements_per_load<TestType>);
           const std::int64_t tiles =
               (g.n + plan.block_n - 1) / plan.block_n * ((g.m + plan.block_m - 1) / plan.block_m);
           CHECK(plan.k_per_split % unit == 0);
