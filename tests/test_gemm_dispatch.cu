@@ -9,6 +9,7 @@
 #include <foundry/gemm/gemm.cuh>
 #include <foundry/runtime/device.cuh>
 #include <foundry/runtime/stream.cuh>
+#include <support/gemm_plan_support.cuh>
 #include <support/gemm_test_case.cuh>
 #include <support/test_support.cuh>
 
@@ -281,32 +282,16 @@ namespace {
 
 namespace gk = foundry::gemm_kernels;
 
-foundry::device_properties device_of(int compute_capability) {
-  foundry::device_properties d;
-  d.compute_capability_major = compute_capability / 10;
-  d.compute_capability_minor = compute_capability % 10;
-  d.sm_count = 132;
-  return d;
-}
+using foundry::test::fake_address;
+using foundry::test::pack_any_size;
+constexpr auto device_of = foundry::test::h200_like;
 
 // The ladder's 16-bit rung at this compute capability (wgmma on 9.0 when this binary has sm_90a code).
 foundry::gemm_rung fast_16bit_rung(int compute_capability) {
   return gk::gemm_wgmma_available(compute_capability) ? foundry::gemm_rung::wgmma : foundry::gemm_rung::tensor_core;
 }
 
-template <class In>
-const In* fake_address(std::uintptr_t address) {
-  return reinterpret_cast<const In*>(address);
-}
-
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-// Copies whatever the product's size, so that every pad runs on shapes whose reference is quick
-// (GPU cases below); the rule itself is checked with the default policy.
-struct pack_any_size : gk::gemm_pack_policy {
-  static constexpr double flops_per_byte = 1e-30;
-  static constexpr double min_flops = 0.0;
-};
 
 }  // namespace
 
@@ -642,15 +627,8 @@ namespace {
 // The plan foundry::gemm follows on this device, packing as `Policy` says.
 template <class Policy, class In>
 foundry::gemm_plan device_plan(const foundry::gemm_problem<In, float>& p) {
-  if constexpr (std::is_same_v<Policy, gk::gemm_pack_policy>) {
-    return foundry::make_gemm_plan(p, foundry::get_device_properties());
-  } else {
-    const foundry::device_properties& d = foundry::get_device_properties();
-    const foundry::gemm_rung rung = foundry::best_gemm_rung<In, float>(d.compute_capability());
-    const auto sm_count = [&d] { return d.sm_count; };
-    return foundry::detail::pack_where_it_pays<Policy>(foundry::detail::plan_rung(rung, p, 0, sm_count), rung, p,
-                                                       sm_count);
-  }
+  return foundry::test::plan_on_this_device<Policy>(
+      p, foundry::best_gemm_rung<In, float>(foundry::get_device_properties().compute_capability()));
 }
 
 // Whether case c stores this operand off 16-byte boundaries (its pad or offset not a multiple of 8).

@@ -31,6 +31,7 @@
 #include <foundry/gemm/gemm_wgmma.cuh>
 #include <foundry/runtime/device.cuh>
 #include <foundry/runtime/stream.cuh>
+#include <support/gemm_plan_support.cuh>
 #include <support/gemm_test_case.cuh>
 #include <support/test_support.cuh>
 
@@ -77,19 +78,13 @@ double tf32_bound_scale(std::int64_t k) {
   return 1.25 * (std::ldexp(1.0, -9) + static_cast<double>(k + 2) * std::ldexp(1.0, -23) + std::ldexp(1.0, -20));
 }
 
-// An H200-like device: 132 SMs, compute capability `cc`.
-foundry::device_properties device_of(int cc) {
-  foundry::device_properties d;
-  d.sm_count = 132;
-  d.compute_capability_major = cc / 10;
-  d.compute_capability_minor = cc % 10;
-  return d;
-}
+using foundry::test::pack_any_size;
+constexpr auto device_of = foundry::test::h200_like;
 
 // A fake address, `offset` bytes into a 4 KiB-aligned region: the plan reads only alignment.
 template <class T>
 const T* fake_address(std::uintptr_t offset) {
-  return reinterpret_cast<const T*>(std::uintptr_t{1} << 20 | offset);
+  return foundry::test::fake_address<T>(std::uintptr_t{1} << 20 | offset);
 }
 
 // An m × n × k fp32 problem under gemm_math::tf32, A and B row-major and dense (B N-contiguous,
@@ -116,23 +111,10 @@ foundry::gemm_problem<float, float> k_major(foundry::gemm_problem<float, float> 
   return p;
 }
 
-// Copies whatever the product's size, so that every pad runs on shapes whose reference is quick.
-struct pack_any_size : gk::gemm_pack_policy {
-  static constexpr double flops_per_byte = 1e-30;
-  static constexpr double min_flops = 0.0;
-};
-
 // The plan foundry::gemm follows on this device under gemm_math::tf32, packing as `Policy` says.
 template <class Policy>
 foundry::gemm_plan device_plan(const foundry::gemm_problem<float, float>& p) {
-  const foundry::device_properties& d = foundry::get_device_properties();
-  if constexpr (std::is_same_v<Policy, gk::gemm_pack_policy>) {
-    return foundry::make_gemm_plan(p, d);
-  } else {
-    const auto sm_count = [&d] { return d.sm_count; };
-    return foundry::detail::pack_where_it_pays<Policy>(foundry::detail::plan_rung(gemm_rung::wgmma, p, 0, sm_count),
-                                                       gemm_rung::wgmma, p, sm_count);
-  }
+  return foundry::test::plan_on_this_device<Policy>(p, gemm_rung::wgmma);
 }
 
 // Runs case c under gemm_math::tf32 (as foundry::gemm: the plan, then launch_plan) and checks
