@@ -28,6 +28,12 @@
 //   gemm_bf16/foundry row (the dispatch) runs it too on the H200. At 1024x1024x8192 (too
 //   few block tiles for the SMs: the automatic choice splits K in 4) also
 //   .../foundry_wgmma_split_k_1 (no split) and .../foundry_wgmma_split_k_8.
+//   gemm_tf32/foundry             foundry::gemm with gemm_math::tf32 (opt-in TF32 on the wgmma
+//     rung; B, row-major, is copied transposed first, K-major, as the TF32 wgmma needs)
+//   gemm_tf32/foundry_k_major     the same with B stored K-major (column-major), so nothing is
+//     copied: the kernel alone
+//   gemm_tf32/cublas              cublasGemmEx, fp32 A, B and C, CUBLAS_COMPUTE_32F_FAST_TF32
+//     (cuBLAS's CUBLAS_TF32_TENSOR_OP_MATH); the TF32 rows only in builds with sm_90a code
 //
 // pct_of_ceiling: fp32 rows against the CUDA cores' FMA rate, rung 4's rows against the
 // register-only mma.sync rate (ceiling bf16_mma_sync), the other 16-bit rows against cuBLAS bf16.
@@ -38,7 +44,10 @@
 // error ||C - C_cublas|| / ||C_cublas|| at most 1e-4 for fp32 (both sides round in fp32;
 // for random-sign inputs the difference is ~0.4 u sqrt(K) ≈ 2e-6 at K = 8192, while one
 // missing or wrong term of the K is ~1/sqrt(K) ≈ 1e-2) and 1e-3 for 16-bit inputs (the same
-// rounded inputs on both sides; tensor-core accumulation is a little less exact).
+// rounded inputs on both sides; tensor-core accumulation is a little less exact). The TF32 rows
+// are checked against cuBLAS's true-fp32 SGEMM, so their rel_error counter is the accuracy lost
+// to TF32 (the low 13 mantissa bits of every input: ~2^-11 relative per product, ~3e-4 expected
+// for these random inputs), accepted up to 5e-3; one wrong term of K moves it by ~1/sqrt(K).
 //
 // Each row takes up to 20 samples (within the harness's 1 s per round), so the whole binary
 // stays under two minutes on the H200.
@@ -104,16 +113,19 @@ double relative_frobenius_error(const foundry::device_buffer<float>& x, const fo
 
 // ---------------------------------------------------------------------------
 // One row's data: random A and B, cuBLAS's C as the reference, and the C under test.
+// With `b_k_major`, B's buffer holds B column-major (K-major: element (p, j) at j·K + p) and the
+// reference is computed so.
 template <class In>
 struct gemm_data {
-  explicit gemm_data(const shape& shape_)
+  explicit gemm_data(const shape& shape_, bool b_k_major_ = false)
       : sh(shape_),
+        b_k_major(b_k_major_),
         a(static_cast<std::size_t>(sh.m * sh.k), s),
         b(static_cast<std::size_t>(sh.k * sh.n), s),
         c(static_cast<std::size_t>(sh.m * sh.n), s),
         reference(static_cast<std::size_t>(sh.m * sh.n), s) {
     // Keep freed pool memory instead of returning it at every synchronisation, so that
-    // the split-K scratch of foundry::gemm is reused across samples, as in an application
+    // the split-K workspace of foundry::gemm is reused across samples, as in an application
     // that keeps its pool warm.
     cudaMemPool_t pool = nullptr;
     FOUNDRY_CUDA_TRY(cudaDeviceGetDefaultMemPool(&pool, foundry::current_device()));
@@ -122,11 +134,18 @@ struct gemm_data {
 
     bench::fill_uniform(a.span(), -1.0, 1.0, bench::default_seed, s);
     bench::fill_uniform(b.span(), -1.0, 1.0, bench::default_seed + 1, s);
-    bench::cublas_gemm_row_major(a.data(), b.data(), reference.data(), sh, s);
+    if (b_k_major) {
+      bench::cublas_gemm_row_major_b_k_major(a.data(), b.data(), reference.data(), sh, s);
+    } else {
+      bench::cublas_gemm_row_major(a.data(), b.data(), reference.data(), sh, s);
+    }
   }
 
   [[nodiscard]] matrix_view<const In> view_a() const { return {a.data(), sh.m, sh.k, sh.k}; }
-  [[nodiscard]] matrix_view<const In> view_b() const { return {b.data(), sh.k, sh.n, sh.n}; }
+  [[nodiscard]] matrix_view<const In> view_b() const {
+    if (b_k_major) return {b.data(), sh.k, sh.n, sh.k, foundry::matrix_layout::col_major};
+    return {b.data(), sh.k, sh.n, sh.n};
+  }
   [[nodiscard]] matrix_view<float> view_c() { return {c.data(), sh.m, sh.n, sh.n}; }
 
   [[nodiscard]] bench::work work() const {
@@ -136,6 +155,7 @@ struct gemm_data {
 
   foundry::stream s;
   shape sh;
+  bool b_k_major = false;
   foundry::device_buffer<In> a;
   foundry::device_buffer<In> b;
   foundry::device_buffer<float> c;
@@ -149,8 +169,9 @@ using enqueue_fn = std::function<void(gemm_data<In>&, cuda::stream_ref)>;
 // rows cuBLAS bf16, except rung 4's, which are measured against the rate of the mma.sync
 // instruction they are built from.
 template <class In>
-void bm_gemm(benchmark::State& state, shape sh, enqueue_fn<In> run, bench::flop_ceiling ceiling) {
-  gemm_data<In> d(sh);
+void bm_gemm(benchmark::State& state, shape sh, enqueue_fn<In> run, bench::flop_ceiling ceiling, double tolerance,
+             bool b_k_major) {
+  gemm_data<In> d(sh, b_k_major);
   foundry::fill(d.c.span(), std::numeric_limits<float>::quiet_NaN(), d.s);
   auto enqueue = [&](cuda::stream_ref st) { run(d, st); };
   try {
@@ -160,7 +181,6 @@ void bm_gemm(benchmark::State& state, shape sh, enqueue_fn<In> run, bench::flop_
     return;
   }
   const double error = relative_frobenius_error(d.c, d.reference, d.s);
-  const double tolerance = std::is_same_v<In, float> ? 1e-4 : 1e-3;
   state.counters["rel_error"] = error;
   if (!bench::expect(
           state, error <= tolerance,
@@ -180,9 +200,18 @@ enqueue_fn<In> with_rung(gemm_rung rung) {
 }
 
 template <class In>
-enqueue_fn<In> with_dispatch() {
-  return [](gemm_data<In>& d, cuda::stream_ref s) {
-    foundry::gemm(1.0f, d.view_a(), matrix_op::none, d.view_b(), matrix_op::none, 0.0f, d.view_c(), s);
+enqueue_fn<In> with_dispatch(foundry::gemm_math math = foundry::gemm_math::fp32) {
+  return [math](gemm_data<In>& d, cuda::stream_ref s) {
+    foundry::gemm(1.0f, d.view_a(), matrix_op::none, d.view_b(), matrix_op::none, 0.0f, d.view_c(), s, math);
+  };
+}
+
+// cuBLAS with TF32 tensor cores: fp32 A, B and C, CUBLAS_COMPUTE_32F_FAST_TF32, B as gemm_data
+// holds it.
+enqueue_fn<float> with_cublas_tf32() {
+  return [](gemm_data<float>& d, cuda::stream_ref s) {
+    bench::cublas_gemm_row_major(d.a.data(), d.b.data(), d.c.data(), d.sh, s, CUBLAS_COMPUTE_32F_FAST_TF32,
+                                 d.b_k_major);
   };
 }
 
@@ -228,7 +257,7 @@ struct tensor_core_candidate {
   static constexpr int warps_n = WarpsN;
   static constexpr int stages = Stages;
   static constexpr int group_m = 8;
-  static constexpr int blocks_per_sm = 1;
+  static constexpr int min_blocks_per_sm = 1;
 };
 
 template <class In>
@@ -239,12 +268,16 @@ enqueue_fn<In> with_cublas() {
 }
 
 template <class In>
-void add(const std::string& name, const shape& sh, enqueue_fn<In> run) {
-  const bench::flop_ceiling ceiling = std::is_same_v<In, float> ? bench::flop_ceiling::fp32_cuda_cores
+void add(const std::string& name, const shape& sh, enqueue_fn<In> run, bool b_k_major = false) {
+  const bool tf32 = name.rfind("gemm_tf32/", 0) == 0;
+  const bench::flop_ceiling ceiling = tf32                        ? bench::flop_ceiling::tf32_tensor
+                                      : std::is_same_v<In, float> ? bench::flop_ceiling::fp32_cuda_cores
                                       : name.find("/foundry_tensor_core") != std::string::npos
                                           ? bench::flop_ceiling::bf16_mma_sync
                                           : bench::flop_ceiling::bf16_tensor;
-  benchmark::RegisterBenchmark((name + "/" + sh.name()).c_str(), bm_gemm<In>, sh, std::move(run), ceiling)
+  const double tolerance = tf32 ? 5e-3 : std::is_same_v<In, float> ? 1e-4 : 1e-3;  // file comment
+  benchmark::RegisterBenchmark((name + "/" + sh.name()).c_str(), bm_gemm<In>, sh, std::move(run), ceiling, tolerance,
+                               b_k_major)
       ->Apply(bench::configure)
       ->Iterations(20);
 }
@@ -316,6 +349,13 @@ const bool registered = [] {
   add<__nv_bfloat16>("gemm_bf16/foundry", between, with_dispatch<__nv_bfloat16>());
   add<__nv_bfloat16>("gemm_bf16/cublas", between, with_cublas<__nv_bfloat16>());
   for (const shape& sh : shapes) add_16bit<__half>("gemm_f16", sh);
+  if constexpr (foundry::gemm_kernels::gemm_wgmma_built) {
+    for (const shape& sh : shapes) {
+      add<float>("gemm_tf32/foundry", sh, with_dispatch<float>(foundry::gemm_math::tf32));
+      add<float>("gemm_tf32/foundry_k_major", sh, with_dispatch<float>(foundry::gemm_math::tf32), true);
+      add<float>("gemm_tf32/cublas", sh, with_cublas_tf32());
+    }
+  }
   return true;
 }();
 

@@ -1,7 +1,9 @@
 // Prefix sums of 2^20 to 2^30 elements: foundry's single-pass scan, the naive
 // scan-then-propagate twin and cub::DeviceScan (temporary storage allocated once,
 // outside the timing, as CUB users do; foundry's call allocates its own, as written).
-// Rows "scan_inclusive_sum_f32/<variant>/<n>" and "scan_exclusive_sum_i32/<variant>/<n>".
+// Rows "scan_inclusive_sum_f32/<variant>/<n>" and "scan_exclusive_sum_i32/<variant>/<n>";
+// variant foundry_blocked is foundry::scan_blocked_policy (CUB's blocked tile
+// arrangement) beside the default (striped), at every size.
 // Goal: foundry >= 1.0x CUB from 2^24 up; stretch: 0.9x cudaMemcpy at 2^28 (a scan
 // reads and writes n elements, as a copy does). GB/s counts n read + n written.
 //
@@ -56,6 +58,16 @@ struct scan_candidate : foundry::scan_policy {
   static constexpr int block_threads = Threads;
   static constexpr int vectors_in_flight = Vectors;
   static constexpr int look_back_tiles_per_lane = TilesPerLane;
+  static constexpr unsigned poll_delay_ns = PollNs;
+  static constexpr unsigned first_look_delay_ns = FirstNs;
+};
+
+/// A blocked-arrangement policy beside scan_blocked_policy.
+template <int Threads, int Vectors, unsigned PollNs, unsigned FirstNs, bool BlockOrder = false>
+struct scan_blocked_candidate : foundry::scan_blocked_policy {
+  static constexpr bool tiles_in_block_order = BlockOrder;
+  static constexpr int block_threads = Threads;
+  static constexpr int vectors_in_flight = Vectors;
   static constexpr unsigned poll_delay_ns = PollNs;
   static constexpr unsigned first_look_delay_ns = FirstNs;
 };
@@ -129,10 +141,21 @@ void scan_sizes(benchmark::internal::Benchmark* b) {
 
 void bm_inclusive_f32(benchmark::State& state, variant v) { bm_scan<float>(state, kind::inclusive, v); }
 void bm_exclusive_i32(benchmark::State& state, variant v) { bm_scan<std::int32_t>(state, kind::exclusive, v); }
+void bm_inclusive_f32_blocked(benchmark::State& state) {
+  bm_scan<float, foundry::scan_blocked_policy>(state, kind::inclusive, variant::foundry);
+}
+void bm_exclusive_i32_blocked(benchmark::State& state) {
+  bm_scan<std::int32_t, foundry::scan_blocked_policy>(state, kind::exclusive, variant::foundry);
+}
 template <int Threads, int Vectors, int TilesPerLane, unsigned PollNs, unsigned FirstNs, bool BlockOrder>
 void bm_inclusive_f32_candidate(benchmark::State& state) {
   bm_scan<float, scan_candidate<Threads, Vectors, TilesPerLane, PollNs, FirstNs, BlockOrder>>(state, kind::inclusive,
                                                                                               variant::foundry);
+}
+template <int Threads, int Vectors, unsigned PollNs, unsigned FirstNs, bool BlockOrder>
+void bm_inclusive_f32_blocked_candidate(benchmark::State& state) {
+  bm_scan<float, scan_blocked_candidate<Threads, Vectors, PollNs, FirstNs, BlockOrder>>(state, kind::inclusive,
+                                                                                        variant::foundry);
 }
 
 }  // namespace
@@ -145,6 +168,7 @@ BENCHMARK_CAPTURE(bm_inclusive_f32, foundry, variant::foundry)
     ->Name("scan_inclusive_sum_f32/foundry")
     ->Apply(bench::configure)
     ->Apply(scan_sizes);
+FOUNDRY_BENCHMARK(bm_inclusive_f32_blocked)->Name("scan_inclusive_sum_f32/foundry_blocked")->Apply(scan_sizes);
 BENCHMARK_CAPTURE(bm_inclusive_f32, cub, variant::cub)
     ->Name("scan_inclusive_sum_f32/cub")
     ->Apply(bench::configure)
@@ -157,6 +181,7 @@ BENCHMARK_CAPTURE(bm_exclusive_i32, foundry, variant::foundry)
     ->Name("scan_exclusive_sum_i32/foundry")
     ->Apply(bench::configure)
     ->Apply(scan_sizes);
+FOUNDRY_BENCHMARK(bm_exclusive_i32_blocked)->Name("scan_exclusive_sum_i32/foundry_blocked")->Apply(scan_sizes);
 BENCHMARK_CAPTURE(bm_exclusive_i32, cub, variant::cub)
     ->Name("scan_exclusive_sum_i32/cub")
     ->Apply(bench::configure)
@@ -173,5 +198,18 @@ FOUNDRY_SCAN_CANDIDATE(256, 4, 1, 0, 0, false);
 FOUNDRY_SCAN_CANDIDATE(256, 8, 1, 500, 1000, false);
 FOUNDRY_SCAN_CANDIDATE(256, 4, 4, 500, 1000, false);
 FOUNDRY_SCAN_CANDIDATE(256, 4, 1, 500, 1000, true);
+
+// Blocked candidates: threads, vectors per thread, poll and first-look delays (ns), tiles
+// in block order. v12: 24 KiB tiles, 8 a SM (shared memory bounds v6 at 15, CUB's
+// registers bound it at 8); t256: 8 warps a tile; p500f1000: the striped default's delays.
+#define FOUNDRY_SCAN_BLOCKED_CANDIDATE(t, v, p, f, o) \
+  FOUNDRY_BENCHMARK(bm_inclusive_f32_blocked_candidate<t, v, p, f, o>) \
+      ->Name("scan_inclusive_sum_f32/foundry_blocked_t" #t "v" #v "p" #p "f" #f "_" #o) \
+      ->Arg(1 << 24) \
+      ->Arg(1 << 28)
+FOUNDRY_SCAN_BLOCKED_CANDIDATE(128, 6, 688, 1140, true);
+FOUNDRY_SCAN_BLOCKED_CANDIDATE(128, 12, 688, 1140, false);
+FOUNDRY_SCAN_BLOCKED_CANDIDATE(256, 6, 688, 1140, false);
+FOUNDRY_SCAN_BLOCKED_CANDIDATE(128, 6, 500, 1000, false);
 
 FOUNDRY_BENCH_MAIN()

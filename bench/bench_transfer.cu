@@ -158,8 +158,8 @@ void bm_managed_read(benchmark::State& state, managed_variant v) {
   foundry::managed_buffer<float> managed(managed_input ? n : 0);
   foundry::device_buffer<float> resident(managed_input ? 0 : n, s);
   foundry::device_buffer<double> sum(1, s);
-  // Caller-owned scratch: no allocation inside the timed call.
-  foundry::device_buffer<std::byte> scratch(foundry::reduce_scratch_bytes<float, double>(n), s);
+  // Caller-owned workspace: no allocation inside the timed call.
+  foundry::device_buffer<std::byte> workspace(foundry::reduce_workspace_bytes<float, double>(n), s);
   if (!managed_input) foundry::tabulate(resident.span(), small_integer_op{}, s);
   const auto input = cuda::std::span<const float>(managed_input ? managed.data() : resident.data(), n);
 
@@ -176,7 +176,7 @@ void bm_managed_read(benchmark::State& state, managed_variant v) {
   // Timed: (prefetch, then) the reduce, and the wait for it.
   const auto read_once = [&] {
     if (v == managed_variant::prefetch) managed.prefetch_to_device(device, s);
-    foundry::reduce(input, sum.span(), 0.0, cuda::std::plus<double>{}, scratch.span(), s);
+    foundry::reduce(input, sum.span(), 0.0, cuda::std::plus<double>{}, workspace.span(), s);
     s.synchronize();
   };
 

@@ -138,10 +138,10 @@ void small_sizes(benchmark::internal::Benchmark* b) {
   for (std::int64_t n = std::int64_t{1} << 10; n <= std::int64_t{1} << 22; n *= 4) b->Arg(n);
 }
 
-template <int BlockThreads, int PerThread>
+template <int BlockThreads, int InFlight>
 struct copy_candidate {
   static constexpr int block_threads = BlockThreads;
-  static constexpr int vectors_per_thread = PerThread;
+  static constexpr int vectors_in_flight = InFlight;
 };
 
 template <class Policy>

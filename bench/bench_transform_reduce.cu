@@ -1,5 +1,5 @@
 // Dot products (a fused map-reduce over two inputs) of 2^20, 2^24 and 2^28 doubles
-// and floats: foundry::transform_reduce (the public call as a user writes it, scratch
+// and floats: foundry::transform_reduce (the public call as a user writes it, workspace
 // allocated inside), foundry::naive::transform_reduce (map into a temporary, then a
 // tree), thrust::inner_product (the peer named by the goal) and
 // cub::DeviceReduce::TransformReduce over a zip of the two inputs (the fastest

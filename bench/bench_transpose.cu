@@ -3,7 +3,12 @@
 // they are measured against (goal: foundry >= 0.9x cudaMemcpy at every shape):
 //  - rows "transpose_f32/{naive,foundry,cudaMemcpy}/<rows>x<cols>" at 16384x16384,
 //    8192x32768 and 16383x16385 (odd: every row starts at a different offset modulo 16
-//    bytes, edge tiles on two sides), and "transpose_f64/.../8192x8192";
+//    bytes, edge tiles on two sides), and "transpose_f64/.../8192x8192". The default
+//    policy splits the output rows of 16383x16385 at 32-byte addresses (its pitch is not a
+//    multiple of 32 bytes), every other shape's at tiles;
+//  - "transpose_f32/foundry_at_tiles" at 16384x16384 and 16383x16385: the default's
+//    tiles, always split at multiples of 64 rows (the default before issue 18): equal to
+//    "foundry" at the square shape, what the automatic split gains at the odd one;
 //  - "transpose_f32/foundry_tile32/16384x16384": a 32 x 32 tile (4 elements per thread,
 //    the textbook shape), to measure what the default's 64 x 64 tile buys;
 //  - issue 18's candidates for the odd shape, each at 16384x16384 and 16383x16385:
@@ -174,6 +179,7 @@ const bool registered = [] {
   }
   const shape square{16384, 16384};
   add("transpose_f32/foundry_tile32" + size_name(square), bm_transpose<float, tile32_policy>, variant::foundry, square);
+  add_candidate<transpose_candidate<256, 64, 64, 0, 5>>("at_tiles");
   add_candidate<transpose_candidate<256, 64, 64, 32, 5>>("store32");
   add_candidate<transpose_candidate<256, 64, 64, 128, 4>>("store128");
   add_candidate<transpose_candidate<256, 128, 32, 0, 5>>("tile128x32");

@@ -393,7 +393,7 @@ struct operands {
       c_size = std::max(c_size, p.c().elements());
     }
     // Keep freed pool memory instead of returning it at every synchronisation, so that the
-    // split-K scratch of foundry::gemm is reused across calls, as in an application that
+    // split-K workspace of foundry::gemm is reused across calls, as in an application that
     // keeps its pool warm (as bench_gemm does).
     cudaMemPool_t pool = nullptr;
     FOUNDRY_CUDA_TRY(cudaDeviceGetDefaultMemPool(&pool, foundry::stream_device(s.get())));

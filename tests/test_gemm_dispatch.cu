@@ -9,6 +9,7 @@
 #include <foundry/gemm/gemm.cuh>
 #include <foundry/runtime/device.cuh>
 #include <foundry/runtime/stream.cuh>
+#include <support/gemm_plan_support.cuh>
 #include <support/gemm_test_case.cuh>
 #include <support/test_support.cuh>
 
@@ -179,7 +180,7 @@ TEST_CASE("make_gemm_plan names the rung, tile, stages, residency and split of e
   const foundry::gemm_plan rb = foundry::make_gemm_plan(fp32, gemm_rung::register_blocked, 132);
   CHECK(rb.rung == gemm_rung::register_blocked);
   CHECK_FALSE(rb.fallback);
-  CHECK((rb.block_m == 128 && rb.block_n == 128 && rb.block_k == 8 && rb.stages == 2 && rb.blocks_per_sm == 2));
+  CHECK((rb.block_m == 128 && rb.block_n == 128 && rb.block_k == 8 && rb.stages == 2 && rb.min_blocks_per_sm == 2));
   CHECK((rb.split_k == 4 && rb.k_per_split == 2048));  // 64 tiles for 264 slots
   CHECK(rb.workspace_bytes == 4u * 1024u * 1024u * sizeof(float));
   CHECK(rb.split_k == gk::register_blocked_split_k(fp32, 0, 132).splits);
@@ -193,20 +194,41 @@ TEST_CASE("make_gemm_plan names the rung, tile, stages, residency and split of e
   const auto deep = plan_problem<__nv_bfloat16>(1024, 1024, 8192);
   const foundry::gemm_plan tc = foundry::make_gemm_plan(deep, gemm_rung::tensor_core, 132);
   CHECK((tc.rung == gemm_rung::tensor_core && !tc.fallback));
-  CHECK((tc.block_m == 128 && tc.block_n == 256 && tc.block_k == 64 && tc.stages == 3 && tc.blocks_per_sm == 1));
+  CHECK((tc.block_m == 128 && tc.block_n == 256 && tc.block_k == 64 && tc.stages == 3 && tc.min_blocks_per_sm == 1));
   CHECK((tc.split_k == 4 && tc.k_per_split == 2048));  // 32 tiles for 132 SMs
   CHECK(tc.split_k == gk::tensor_core_split_k(1024, 1024, 8192, 0, 132).splits);
 
   const foundry::gemm_plan shallow =
       foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(8192, 8192, 1024), gemm_rung::tensor_core, 132);
-  CHECK((shallow.block_n == 128 && shallow.blocks_per_sm == 2 && shallow.split_k == 1));
+  CHECK((shallow.block_n == 128 && shallow.min_blocks_per_sm == 2 && shallow.split_k == 1));
 
   const foundry::gemm_plan wg = foundry::make_gemm_plan(deep, gemm_rung::wgmma, 132);
   CHECK(wg.rung == gemm_rung::wgmma);
-  CHECK((wg.block_m == 128 && wg.block_n == 256 && wg.block_k == 64 && wg.stages == 4 && wg.blocks_per_sm == 1));
+  CHECK((wg.block_m == 128 && wg.block_n == 256 && wg.block_k == 64 && wg.stages == 4 && wg.min_blocks_per_sm == 1));
   CHECK((wg.split_k == gk::wgmma_split_k(1024, 1024, 8192, 0, 132).splits && wg.split_k == 4));
   const foundry::gemm_plan wg8 = foundry::make_gemm_plan(deep, gemm_rung::wgmma, 132, 8);
   CHECK((wg8.split_k == 8 && wg8.k_per_split == 1024 && wg8.workspace_bytes == 8u * 1024u * 1024u * sizeof(float)));
+}
+
+namespace {
+// A tuning written before issue 20, when GEMM policies named their residency blocks_per_sm.
+struct old_residency_name : foundry::gemm_kernels::tensor_core_policy {
+  static constexpr int blocks_per_sm = 2;
+};
+}  // namespace
+
+TEST_CASE("GEMM policies name their residency min_blocks_per_sm, and an old blocks_per_sm is caught", "[gemm][plan]") {
+  namespace gk = foundry::gemm_kernels;
+  STATIC_REQUIRE(gk::register_blocked_default_policy::min_blocks_per_sm == 2);
+  STATIC_REQUIRE(gk::tensor_core_policy::min_blocks_per_sm == 1);
+  STATIC_REQUIRE(gk::tensor_core_shallow_k_policy::min_blocks_per_sm == 2);
+  STATIC_REQUIRE(gk::wgmma_policy::min_blocks_per_sm == 1);
+  STATIC_REQUIRE(!foundry::detail::has_blocks_per_sm<gk::register_blocked_default_policy>);
+  STATIC_REQUIRE(!foundry::detail::has_blocks_per_sm<gk::tensor_core_shallow_k_policy>);
+  STATIC_REQUIRE(!foundry::detail::has_blocks_per_sm<gk::tensor_core_fallback_policy>);
+  STATIC_REQUIRE(!foundry::detail::has_blocks_per_sm<gk::wgmma_policy>);
+  // plan_with_policy<old_residency_name> would not compile (static_assert).
+  STATIC_REQUIRE(foundry::detail::has_blocks_per_sm<old_residency_name>);
 }
 
 TEST_CASE("make_gemm_plan takes rung 4 where the wgmma rung cannot describe the operands", "[gemm][plan]") {
@@ -260,32 +282,16 @@ namespace {
 
 namespace gk = foundry::gemm_kernels;
 
-foundry::device_properties device_of(int compute_capability) {
-  foundry::device_properties d;
-  d.compute_capability_major = compute_capability / 10;
-  d.compute_capability_minor = compute_capability % 10;
-  d.sm_count = 132;
-  return d;
-}
+using foundry::test::fake_address;
+using foundry::test::pack_any_size;
+constexpr auto device_of = foundry::test::h200_like;
 
 // The ladder's 16-bit rung at this compute capability (wgmma on 9.0 when this binary has sm_90a code).
 foundry::gemm_rung fast_16bit_rung(int compute_capability) {
   return gk::gemm_wgmma_available(compute_capability) ? foundry::gemm_rung::wgmma : foundry::gemm_rung::tensor_core;
 }
 
-template <class In>
-const In* fake_address(std::uintptr_t address) {
-  return reinterpret_cast<const In*>(address);
-}
-
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-// Copies whatever the product's size, so that every pad runs on shapes whose reference is quick
-// (GPU cases below); the rule itself is checked with the default policy.
-struct pack_any_size : gk::gemm_pack_policy {
-  static constexpr double flops_per_byte = 1e-30;
-  static constexpr double min_flops = 0.0;
-};
 
 }  // namespace
 
@@ -356,12 +362,16 @@ TEST_CASE("make_gemm_plan does not pack where the copy would cost more than it s
   CHECK((!small.pack_a && !small.pack_b && small.pack_bytes == 0 && small.workspace_bytes == 0));
   CHECK_FALSE(contains(small.describe(), "packed"));
 
-  // At 2^28 FLOPs (512^3) the copy of A pays; one K less and the product is too small.
+  // At 2^28 FLOPs (512^3) the copy of A pays at the ceilings. One K less, the time model judges
+  // instead, and packs too: a copy and 8 pipelined steps of 64 (modelled 14 us) against the
+  // fallback's 16 latency-bound steps of 32 (48 us; 4 slices of 4 steps at best, 24.5 us).
   auto edge = plan_problem<__nv_bfloat16>(512, 512, 512);
   edge.lda = 513;
-  CHECK(foundry::make_gemm_plan(edge, device).pack_a);
+  const foundry::gemm_plan at_ceilings = foundry::make_gemm_plan(edge, device);
+  CHECK((at_ceilings.pack_a && contains(at_ceilings.why, "at the device's ceilings")));
   edge.k = 511;
-  CHECK_FALSE(foundry::make_gemm_plan(edge, device).pack_a);
+  const foundry::gemm_plan modelled = foundry::make_gemm_plan(edge, device);
+  CHECK((modelled.pack_a && contains(modelled.why, "modelled faster than the fallback")));
 
   // 4096 x 16 x 4096: A's copy would move twice the bytes that the (memory-bound) product reads,
   // B's (4096 x 16) a hundredth of them. B alone is copied; with A misaligned too, nothing is
@@ -390,6 +400,171 @@ TEST_CASE("make_gemm_plan does not pack where the copy would cost more than it s
   named.lda = 4100;
   const foundry::gemm_plan as_named = foundry::make_gemm_plan(named, gemm_rung::tensor_core, 132);
   CHECK((as_named.fallback && !as_named.pack_a));
+}
+
+// The sweep's problems (bench/gemm_sweep.cuh) as foundry::gemm receives them: "<M>x<N>x<K>_<layouts>_<pads>",
+// each operand stored in its layout with its leading dimension the contiguous extent plus its
+// pad, at addresses cudaMalloc could return (256-byte aligned; never dereferenced).
+namespace {
+
+template <class In>
+foundry::gemm_problem<In, float> sweep_problem(std::int64_t m, std::int64_t n, std::int64_t k, const char* layouts,
+                                               int pad_a, int pad_b, int pad_c) {
+  const auto layout = [](char c) { return c == 'r' ? matrix_layout::row_major : matrix_layout::col_major; };
+  const auto op = [](char c) { return c == 'n' ? matrix_op::none : matrix_op::transpose; };
+  const auto view = [&](std::uintptr_t address, std::int64_t rows, std::int64_t cols, const char* code, int pad) {
+    const matrix_layout l = layout(code[0]);
+    const bool as_stored = op(code[1]) == matrix_op::none;
+    const std::int64_t r = as_stored ? rows : cols, c = as_stored ? cols : rows;
+    return matrix_view<const In>{fake_address<In>(address), r, c, (l == matrix_layout::row_major ? c : r) + pad, l};
+  };
+  // layouts: "rt_rt" = A then B, each storage (r/c) and op (n/t).
+  return foundry::make_gemm_problem<In, float>(
+      1.0f, view(std::uintptr_t{1} << 30, m, k, layouts, pad_a), op(layouts[1]),
+      view(std::uintptr_t{1} << 32, k, n, layouts + 3, pad_b), op(layouts[4]), 0.0f,
+      matrix_view<float>{reinterpret_cast<float*>(std::uintptr_t{1} << 34), m, n, n + pad_c, matrix_layout::row_major});
+}
+
+// The plan of the device's 16-bit rung for p on 132 SMs as the rung makes it: what
+// make_gemm_plan chose before the time model.
+template <class In>
+foundry::gemm_plan rung_plan(const foundry::gemm_problem<In, float>& p, int compute_capability) {
+  return foundry::make_gemm_plan(p, fast_16bit_rung(compute_capability), 132);
+}
+
+}  // namespace
+
+TEST_CASE("make_gemm_plan splits the fallback of small misaligned 16-bit products where the model says it pays",
+          "[gemm][plan][pack]") {
+  for (const int cc : {80, 90}) {
+    INFO("sm_" << cc);
+    const foundry::device_properties device = device_of(cc);
+
+    // 1950x23x670_rt_rt_p3_2_2 (H200: 66.5 us, cuBLAS 9.4): A M-contiguous with ld 1953, B (ld 672)
+    // aligned. The rung runs 31 fallback blocks of 21 steps (K 670 is below the 512 per slice the
+    // rungs' own split wants twice); 7 slices of 3 steps are modelled 20 us against 63, packing A
+    // 19.4 (not clearly less).
+    const auto tall = sweep_problem<__nv_bfloat16>(1950, 23, 670, "rt_rt", 3, 2, 2);
+    REQUIRE((!tall.a_k_contiguous && tall.lda == 1953 && !tall.b_n_contiguous && tall.ldb == 672));
+    const foundry::gemm_plan before = rung_plan(tall, cc);
+    CHECK((before.fallback && before.split_k == 1));
+    const foundry::gemm_plan split = foundry::make_gemm_plan(tall, device);
+    INFO(split.describe());
+    CHECK((split.rung == foundry::gemm_rung::tensor_core && split.fallback && !split.pack_a && !split.pack_b));
+    CHECK((split.split_k == 7 && split.k_per_split == 96));
+    CHECK(split.workspace_bytes == 7u * 1950u * 23u * sizeof(float));
+    CHECK(split.describe().rfind("tensor_core (fallback) 64x64x32, 1 stage, 1 block/SM, split-K 7 x 96 (1255800 bytes "
+                                 "of workspace): ",
+                                 0) == 0);
+    CHECK(contains(split.why, "K split to shorten each block's chain of latency-bound steps"));
+    CHECK(gk::modelled_us(split, tall, 132) <= gk::gemm_pack_policy::clear_gain * gk::modelled_us(before, tall, 132));
+
+    // 16x17x396_rn_cn_p0_7_4 (35.4 us, cuBLAS 5.3): one block of 13 steps; 7 slices of 2 (12.7 us
+    // against 39; copying A and B 15.4).
+    const auto tiny = sweep_problem<__nv_bfloat16>(16, 17, 396, "rn_cn", 0, 7, 4);
+    const foundry::gemm_plan one_block = foundry::make_gemm_plan(tiny, device);
+    INFO(one_block.describe());
+    CHECK((rung_plan(tiny, cc).split_k == 1 && one_block.fallback && !one_block.pack_a && !one_block.pack_b));
+    CHECK((one_block.split_k == 7 && one_block.k_per_split == 64));
+
+    // 102x1461x554_rn_ct_p1_4_3 (72.2 us, cuBLAS 11.8): 46 blocks of 18 steps; 5 slices of 4
+    // (24.3 us against 54; copying A and B 19.0, not clearly less). fp16 plans as bf16.
+    const auto wide = sweep_problem<__half>(102, 1461, 554, "rn_ct", 1, 4, 3);
+    const foundry::gemm_plan five = foundry::make_gemm_plan(wide, device);
+    INFO(five.describe());
+    CHECK((rung_plan(wide, cc).split_k == 1 && five.fallback && !five.pack_a && !five.pack_b));
+    CHECK((five.split_k == 5 && five.k_per_split == 128));
+  }
+}
+
+TEST_CASE("make_gemm_plan packs a small misaligned 16-bit product where the model says the fallback is slow",
+          "[gemm][plan][pack]") {
+  using foundry::gemm_rung;
+  for (const int cc : {80, 90}) {
+    INFO("sm_" << cc);
+    const foundry::device_properties device = device_of(cc);
+    // 82x14x11373_rt_ct_p6_3_5 (H200: 91.2 us, cuBLAS 13.5; 2.6e7 FLOPs): B N-contiguous with
+    // ld 17. Two fallback blocks, 16 slices of 23 steps at best (81 us); copying B (682 KB) and
+    // 15 slices of 12 pipelined steps, 30.7 us.
+    const auto deep = sweep_problem<__nv_bfloat16>(82, 14, 11373, "rt_ct", 6, 3, 5);
+    const foundry::gemm_plan before = rung_plan(deep, cc);
+    CHECK((before.fallback && before.split_k == 16));
+    const foundry::gemm_plan packed = foundry::make_gemm_plan(deep, device);
+    INFO(packed.describe());
+    CHECK((packed.rung == fast_16bit_rung(cc) && !packed.fallback));
+    CHECK((!packed.pack_a && packed.pack_b && packed.packed_ldb == 16));
+    CHECK((packed.split_k == 15 && packed.k_per_split == 768));
+    CHECK(contains(packed.why, "modelled faster than the fallback's latency-bound steps"));
+    CHECK(gk::modelled_us(packed, deep, 132) <= gk::gemm_pack_policy::clear_gain * gk::modelled_us(before, deep, 132));
+  }
+}
+
+TEST_CASE("the time model leaves aligned, tiny and large 16-bit problems as they were", "[gemm][plan][pack]") {
+  using foundry::gemm_rung;
+  for (const int cc : {80, 90}) {
+    INFO("sm_" << cc);
+    const foundry::device_properties device = device_of(cc);
+    const auto same = [&](const auto& p) {
+      const std::string planned = foundry::make_gemm_plan(p, device).describe(), rung = rung_plan(p, cc).describe();
+      INFO(planned << "\n" << rung);
+      return planned == rung;
+    };
+    // Aligned: the sweep's 1950x23x670 with every leading dimension a multiple of 8 runs the fast kernel.
+    const auto aligned = sweep_problem<__nv_bfloat16>(1952, 24, 672, "rt_rt", 0, 0, 0);
+    CHECK(same(aligned));
+    CHECK_FALSE(foundry::make_gemm_plan(aligned, device).fallback);
+    // One fallback step, or two: nothing to shorten, and a copy or a reduce costs a launch.
+    CHECK(same(sweep_problem<__nv_bfloat16>(39, 13, 32, "cn_cn", 4, 7, 0)));
+    CHECK(same(sweep_problem<__half>(1110, 610, 2, "rn_ct", 1, 4, 7)));
+    auto two_steps = plan_problem<__nv_bfloat16>(64, 64, 64);
+    two_steps.lda = 65;
+    CHECK(same(two_steps));
+    // Large products keep the ceiling rule alone: 127x5368x617_rn_cn_p3_2_3 (8.4e8 FLOPs), whose
+    // copies (13.6 MB) exceed the product's bytes, runs the rung's own fallback plan.
+    const auto large = sweep_problem<__nv_bfloat16>(127, 5368, 617, "rn_cn", 3, 2, 3);
+    CHECK_FALSE(gk::latency_bound_product(large));
+    CHECK(same(large));
+    CHECK(foundry::make_gemm_plan(large, device).fallback);
+  }
+}
+
+TEST_CASE("modelled_us: the fallback's steps latency-bound, the fast kernel's pipelined, the copies and the reduce",
+          "[gemm][plan][pack]") {
+  using policy = gk::gemm_pack_policy;
+  const auto p = sweep_problem<__nv_bfloat16>(1950, 23, 670, "rt_rt", 3, 2, 2);
+  const double slice_bytes = 1950.0 * 23.0 * sizeof(float);
+  // The fallback unsplit: 31 blocks (one wave on 132 SMs), 21 latency-bound steps.
+  const foundry::gemm_plan whole = foundry::make_gemm_plan(p, foundry::gemm_rung::tensor_core, 132, 1);
+  CHECK(gk::modelled_us(whole, p, 132) == Approx(21 * policy::fallback_step_us));
+  // 7 slices of 3 steps: 217 blocks, a second block on 85 SMs; and the reduce.
+  const foundry::gemm_plan split = foundry::make_gemm_plan(p, foundry::gemm_rung::tensor_core, 132, 7);
+  REQUIRE((split.split_k == 7 && split.k_per_split == 96));
+  const double reduce = policy::launch_us + 7 * policy::reduce_slice_us + 2.0 * 7 * slice_bytes / policy::bytes_per_us;
+  CHECK(gk::modelled_reduce_us(1950, 23, 7) == Approx(reduce));
+  CHECK(gk::modelled_reduce_us(1950, 23, 1) == 0.0);
+  CHECK(gk::modelled_us(split, p, 132) ==
+        Approx(3 * (policy::fallback_step_us + policy::fallback_block_step_us) + reduce));
+  // On 8 SMs the 31 blocks are 4 waves: each step pays three more blocks' issue time.
+  CHECK(gk::modelled_us(whole, p, 8) == Approx(21 * (policy::fallback_step_us + 3 * policy::fallback_block_step_us)));
+  // Packing A (670 stored rows of 1950, copied to rows of 1952): one launch and its bytes, then
+  // 16 tiles of 128 x 256 (one wave) stepping 11 times through K = 670.
+  const gk::gemm_pack_plan packing = gk::misaligned_operands(p);
+  REQUIRE((packing.a && !packing.b));
+  CHECK(packing.copy_bytes == 2.0 * 670 * (1950 + 1952));
+  foundry::gemm_plan copies;
+  gk::detail::record_packing(copies, packing);
+  foundry::gemm_plan packed =
+      foundry::make_gemm_plan(gk::packed_problem(p, copies, gk::pack_alignment), foundry::gemm_rung::tensor_core, 132);
+  gk::detail::record_packing(packed, packing);
+  REQUIRE((!packed.fallback && packed.split_k == 1 && packed.block_k == 64));
+  const double tiles = std::ceil(1950.0 / packed.block_m) * std::ceil(23.0 / packed.block_n);
+  const double waves = std::ceil(tiles / (132.0 * packed.min_blocks_per_sm));
+  CHECK(gk::modelled_us(packed, p, 132) == Approx(policy::launch_us + packing.copy_bytes / policy::bytes_per_us +
+                                                  policy::fast_fill_us + 11 * waves * policy::fast_step_us));
+  // The rule's threshold: the model judges below the ceiling rule's smallest product.
+  CHECK(gk::latency_bound_product(p));
+  CHECK_FALSE(gk::latency_bound_product(plan_problem<__nv_bfloat16>(512, 512, 512)));
+  CHECK(gk::latency_bound_product(plan_problem<__nv_bfloat16>(512, 512, 511)));
 }
 
 TEST_CASE("packing_pays compares the copy with the product at the ceilings", "[gemm][plan][pack]") {
@@ -452,15 +627,8 @@ namespace {
 // The plan foundry::gemm follows on this device, packing as `Policy` says.
 template <class Policy, class In>
 foundry::gemm_plan device_plan(const foundry::gemm_problem<In, float>& p) {
-  if constexpr (std::is_same_v<Policy, gk::gemm_pack_policy>) {
-    return foundry::make_gemm_plan(p, foundry::get_device_properties());
-  } else {
-    const foundry::device_properties& d = foundry::get_device_properties();
-    const foundry::gemm_rung rung = foundry::best_gemm_rung<In, float>(d.compute_capability());
-    const auto sm_count = [&d] { return d.sm_count; };
-    return foundry::detail::pack_where_it_pays<Policy>(foundry::detail::plan_rung(rung, p, 0, sm_count), rung, p,
-                                                       sm_count);
-  }
+  return foundry::test::plan_on_this_device<Policy>(
+      p, foundry::best_gemm_rung<In, float>(foundry::get_device_properties().compute_capability()));
 }
 
 // Whether case c stores this operand off 16-byte boundaries (its pad or offset not a multiple of 8).
@@ -573,4 +741,64 @@ TEMPLATE_TEST_CASE("gemm packs misaligned operands of a large product with the d
   foundry::test::gemm_case c = pack_case({1000, 1030, 270}, 3, 1, true, true);
   c.b_n_contiguous = false;
   CHECK(require_packed<TestType, gk::gemm_pack_policy>(c).path);
+}
+
+namespace {
+
+// Runs case c through the plan foundry::gemm follows on this device (the default rule, as
+// launch_plan enqueues it) and checks the result; the outcome's path says whether `expected`
+// holds for that plan.
+template <class In, class Expected>
+foundry::test::gemm_outcome require_default_plan(const foundry::test::gemm_case& c, Expected&& expected) {
+  INFO(foundry::test::describe(c));
+  const auto path = [&expected](const foundry::gemm_problem<In, float>& p) {
+    const foundry::gemm_plan plan = device_plan<gk::gemm_pack_policy>(p);
+    UNSCOPED_INFO(plan.describe());
+    return expected(plan);
+  };
+  const auto enqueue = [](const foundry::gemm_problem<In, float>& p, cuda::stream_ref s) {
+    foundry::detail::launch_plan(device_plan<gk::gemm_pack_policy>(p), p, {}, s);
+  };
+  return foundry::test::check_gemm_outcome(foundry::test::run_gemm_case<In>(c, path, enqueue), "default plan");
+}
+
+// A case of the sweep's kind (alpha 1, beta 0, C padded by `c_pad`), leading dimensions the
+// stored row length rounded up to `ld_multiple`, plus `pad`, on the operands `pad_a`/`pad_b` select.
+foundry::test::gemm_case sweep_case(foundry::test::gemm_shape sh, bool a_k, bool b_n, std::int64_t ld_multiple, int pad,
+                                    bool pad_a, bool pad_b, int c_pad) {
+  foundry::test::gemm_case c = foundry::test::make_gemm_case(sh, 1.0f, 0.0f);
+  c.a_k_contiguous = a_k;
+  c.b_n_contiguous = b_n;
+  c.ld_multiple = ld_multiple;
+  c.ld_extra = pad;
+  c.pad_a = pad_a;
+  c.pad_b = pad_b;
+  c.c_ld_extra = c_pad;
+  return c;
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("gemm runs the sweep's small misaligned problems on the plans the time model picks",
+                   "[gpu][gemm][pack]", __nv_bfloat16, __half) {
+  const auto split_fallback = [](const foundry::gemm_plan& plan) { return plan.fallback && plan.split_k > 1; };
+  // 1950x23x670_rt_rt_p3_2_2 exactly: A M-contiguous, ld 1953; B K-contiguous, ld 672; ldc 25.
+  // On the H200: rung 4's fallback in 7 slices of 96.
+  CHECK(require_default_plan<TestType>(sweep_case({1950, 23, 670}, false, false, 8, 1, true, false, 2), split_fallback)
+            .path);
+  // 16x17x396_rn_cn_p0_7_4 with both leading dimensions 396 (the sweep's B has 403; the same
+  // plan): one block, 7 slices of 64.
+  CHECK(
+      require_default_plan<TestType>(sweep_case({16, 17, 396}, true, false, 1, 0, true, true, 4), split_fallback).path);
+  // 102x1461x554_rn_ct_p1_4_3 with lda 555, ldb 1462 (the sweep's 1465; the same plan): 5 slices of 128.
+  CHECK(require_default_plan<TestType>(sweep_case({102, 1461, 554}, true, true, 1, 1, true, true, 3), split_fallback)
+            .path);
+  // 82x14x11373_rt_ct_p6_3_5 exactly: A (ld 88) aligned, B N-contiguous with ld 17, packed to 16;
+  // the fast kernel in 15 slices of 768.
+  CHECK(require_default_plan<TestType>(sweep_case({82, 14, 11373}, false, true, 1, 3, false, true, 5),
+                                       [](const foundry::gemm_plan& plan) {
+                                         return !plan.fallback && plan.pack_b && !plan.pack_a &&
+                                                plan.rung == foundry::best_gemm_rung<TestType, float>();
+                                       })
+            .path);
 }

@@ -394,7 +394,7 @@ TEST_CASE("register_blocked split-K with an explicit count and a caller workspac
     // Sized from the plan on this device: its count is the one the launcher runs.
     const int used =
         foundry::gemm_kernels::register_blocked_split_k(p, splits, foundry::get_device_properties().sm_count).splits;
-    foundry::device_buffer<float> workspace(foundry::gemm_kernels::split_k_workspace_elements(p, used), s);
+    foundry::device_buffer<float> workspace(foundry::gemm_kernels::split_k_workspace_bytes(p, used) / sizeof(float), s);
     foundry::gemm_kernels::split_k_options options;
     options.split_k = splits;
     options.workspace = workspace.span();

@@ -34,6 +34,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 using foundry::gemm_rung;
@@ -113,8 +114,9 @@ skinny_case with_layouts(skinny_case c, int combo) {
 
 // Runs `c` through launch_skinny and checks every element of C against the reference, and
 // that every element of C's buffer outside its view kept its bits (NaN poison when beta == 0).
+// Returns the plan it ran.
 template <class T>
-void check_skinny(const skinny_case& c, cuda::std::span<float> workspace = {}) {
+foundry::gemm_plan check_skinny(const skinny_case& c, cuda::std::span<float> workspace = {}) {
   INFO(describe(c));
   foundry::stream s;
   const bool a_none = c.oa == matrix_op::none, b_none = c.ob == matrix_op::none;
@@ -168,6 +170,7 @@ void check_skinny(const skinny_case& c, cuda::std::span<float> workspace = {}) {
     }
   }
   CHECK(bad == 0);
+  return plan;
 }
 
 // The shapes of the issue: M in {1, 2, 3, 16} with N large, N in {1, 5} with M large, each K.
@@ -175,7 +178,8 @@ void check_skinny(const skinny_case& c, cuda::std::span<float> workspace = {}) {
 // pad and both alignments meet each kernel.
 template <class T>
 void check_named_shapes(const std::vector<std::int64_t>& ks) {
-  constexpr std::int64_t large = 257;  // 2^8 + 1: two full column tiles of 128 and a ragged one
+  // 2^8 + 1: two full column tiles of 128 and a ragged one, or one of 256 (16-bit, up to 4 rows)
+  constexpr std::int64_t large = 257;
   struct mn {
     std::int64_t m, n;
   };
@@ -227,14 +231,18 @@ TEMPLATE_TEST_CASE("skinny rung matches the reference in every layout and transp
 
 TEMPLATE_TEST_CASE("skinny rung takes vector loads at aligned leading dimensions and matches the reference",
                    "[gpu][racecheck_slow]", float, __half, __nv_bfloat16) {
-  // Leading dimensions multiples of 4 elements and 256-byte aligned buffers: the vector path,
-  // with ragged ends in n (262) and in k (1030, past two K chunks of 512).
+  // Leading dimensions multiples of one 16-byte vector (4 fp32, 8 16-bit elements) and
+  // 256-byte aligned buffers: the vector path, with ragged ends in n (262) and in k (1030,
+  // past two K chunks of 512).
   for (int combo = 0; combo < 32; ++combo) {
     for (const auto& [m, n] : {std::pair<std::int64_t, std::int64_t>{7, 262}, {262, 4}}) {
       skinny_case c;
       c.m = m, c.n = n, c.k = 1030;
       c = with_layouts(c, combo);
-      auto aligning_pad = [](std::int64_t contiguous) { return static_cast<int>((4 - contiguous % 4) % 4); };
+      auto aligning_pad = [](std::int64_t contiguous) {
+        constexpr int vector = gk::skinny_elements_per_load<TestType>;
+        return static_cast<int>((vector - contiguous % vector) % vector);
+      };
       const bool a_k = (c.la == matrix_layout::row_major) == (c.oa == matrix_op::none);
       const bool b_n = (c.lb == matrix_layout::row_major) == (c.ob == matrix_op::none);
       c.pad_a = aligning_pad(a_k ? c.k : c.m);
@@ -245,9 +253,34 @@ TEMPLATE_TEST_CASE("skinny rung takes vector loads at aligned leading dimensions
   }
 }
 
+TEMPLATE_TEST_CASE("skinny rung's 16-byte loads of 16-bit B match the reference at ragged tiles and every pad", "[gpu]",
+                   __half, __nv_bfloat16) {
+  // Along n, 1 and 3 rows take lanes of 8 columns (tiles of 256) and 8 rows lanes of 4 (tiles
+  // of 128); along k, steps of 256 k. n = 255, 257, 520 end inside or just past a tile; k = 519
+  // ends 7 into the second chunk, inside a step. B's pads 0..7 make its leading dimension a
+  // multiple of 8 at one pad only (vector loads) and not at the others (scalar loads); the
+  // misaligned base forces scalar loads at any pad.
+  for (const std::int64_t m : {1, 3, 8}) {
+    for (const std::int64_t n : {255, 257, 520}) {
+      for (const int combo : {0, 4}) {  // B row-major (along n), column-major (along k)
+        for (int pad = 0; pad < 10; ++pad) {
+          skinny_case c;
+          c.m = m, c.n = n, c.k = 519;
+          c = with_layouts(c, combo);
+          c.pad_b = pad % 8;
+          c.offset = pad / 8;  // pads 0 and 1 again with misaligned bases
+          c.beta = pad % 2 == 0 ? 0.0f : 0.5f;
+          check_skinny<TestType>(c);
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("skinny rung with explicit split-K counts and a caller workspace matches the reference", "[gpu]") {
   foundry::stream s;
-  for (const int splits : {1, 2, 3}) {
+  // 7 and 12: slices of 224 and 128 along n, 256 along k, shorter than a chunk of 512.
+  for (const int splits : {1, 2, 3, 7, 12}) {
     for (const int combo : {0, 4, 16, 21}) {
       // pad_b 0 or 2: B's leading dimension 70 or 72 (row-major B: scalar, then vector along
       // n), 1500 or 1502 (column-major B: vector, then scalar along k), so that each kernel
@@ -265,6 +298,32 @@ TEST_CASE("skinny rung with explicit split-K counts and a caller workspace match
         check_skinny<__nv_bfloat16>(c);
       }
     }
+  }
+}
+
+TEST_CASE("skinny rung with deep automatic splits (few column tiles, long K) matches the reference", "[gpu]") {
+  // Issue 21's shapes: one or two column tiles, so K is cut into slices of a few hundred
+  // (on 132 SMs: 10 x 288 along n, 6 x 512 along k; the last slice ends inside a round).
+  skinny_case c;
+  c.m = 3, c.n = 58, c.k = 2835;
+  // A "cn" (column-major, lda 5) and B "ct" (column-major n x k, transposed, ld 59): along n.
+  c = with_layouts(c, 1 | 4 | 8);
+  c.pad_a = 2, c.pad_b = 1;
+  CHECK(check_skinny<__nv_bfloat16>(c).split_k > 1);
+  CHECK(check_skinny<__half>(c).split_k > 1);
+  c.pad_a = c.pad_b = 0;
+  for (const int combo : {0, 4, 17}) {  // row-major (along n), B column-major (along k), C column-major
+    skinny_case d = with_layouts(c, combo);
+    d.beta = combo == 0 ? 0.0f : 0.5f;
+    CHECK(check_skinny<__nv_bfloat16>(d).split_k > 1);
+    CHECK(check_skinny<float>(d).split_k > 1);
+  }
+  // Small N, solved as C^T: 14 rows of 16 (the 16-row kernels, rounds of 16 and 128 k).
+  c.m = 82, c.n = 14, c.k = 11373;
+  for (const int combo : {0, 1}) {  // A row-major (along k), column-major (along n)
+    skinny_case d = with_layouts(c, combo);
+    d.alpha = -0.75f, d.beta = combo == 0 ? 0.0f : 0.25f;
+    CHECK(check_skinny<float>(d).split_k > 1);
   }
 }
 
@@ -365,7 +424,7 @@ TEST_CASE("the skinny plan names its tile, split and orientation", "[gemm][plan]
   const foundry::device_properties h200 = hopper();
   // A row vector times a row-major B: along n, 128 tiles of 128 columns for 132 SMs: K in 4.
   const foundry::gemm_plan row = foundry::make_gemm_plan(plan_problem<float>(1, 16384, 16384), h200);
-  CHECK((row.block_m == 1 && row.block_n == 128 && row.block_k == 512 && row.blocks_per_sm == 4));
+  CHECK((row.block_m == 1 && row.block_n == 128 && row.block_k == 512 && row.min_blocks_per_sm == 4));
   CHECK((row.split_k == 4 && row.k_per_split == 4096 && row.workspace_bytes == 4u * 16384u * sizeof(float)));
   CHECK(row.describe().rfind("skinny 1x128x512, 1 stage, 4 block/SM, split-K 4 x 4096 (", 0) == 0);
   CHECK(std::string(row.why).find("small M") != std::string::npos);
@@ -373,7 +432,7 @@ TEST_CASE("the skinny plan names its tile, split and orientation", "[gemm][plan]
   CHECK(foundry::make_gemm_plan(plan_problem<float>(1, 32768, 16384), h200).split_k == 2);
   // A row-major matrix times a column vector: solved as C^T, along k, 512 tiles: no split.
   const foundry::gemm_plan column = foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(16384, 1, 16384), h200);
-  CHECK((column.block_m == 1 && column.block_n == 32 && column.blocks_per_sm == 2 && column.split_k == 1));
+  CHECK((column.block_m == 1 && column.block_n == 32 && column.min_blocks_per_sm == 2 && column.split_k == 1));
   CHECK(std::string(column.why).find("small N") != std::string::npos);
   // Row buckets: 1, half, all of skinny_max_rows.
   CHECK(foundry::make_gemm_plan(plan_problem<float>(3, 4096, 4096), h200).block_m == 8);
@@ -383,6 +442,101 @@ TEST_CASE("the skinny plan names its tile, split and orientation", "[gemm][plan]
   const foundry::gemm_plan named = foundry::make_gemm_plan(plan_problem<float>(512, 512, 512), gemm_rung::skinny, 132);
   CHECK((named.rung == gemm_rung::skinny && named.block_m == 16));
   CHECK(std::string(named.why).find("not skinny") != std::string::npos);
+}
+
+TEST_CASE("the skinny plan cuts a long K into slices of a few hundred when the column tiles are few", "[gemm][plan]") {
+  const foundry::device_properties h200 = hopper();
+  // 3 x 58 x 2835 bf16, A "cn" (column-major, lda 5), B "ct" (column-major n x k transposed,
+  // ld 59): along n, one tile of 256 columns (16-bit with 4 rows: 8 columns a lane) for 528
+  // slots; 2835 / 256 = 11 slices wanted, 258 deep rounded up to 288 (rounds of 4 warps x 8
+  // rows): 10 slices.
+  auto sweep = plan_problem<__nv_bfloat16>(3, 58, 2835, false, true);
+  sweep.lda = 5, sweep.ldb = 59;
+  const foundry::gemm_plan cn_ct = foundry::make_gemm_plan(sweep, h200);
+  CHECK((cn_ct.rung == gemm_rung::skinny && cn_ct.block_m == 4 && cn_ct.block_n == 256));
+  CHECK((cn_ct.split_k == 10 && cn_ct.k_per_split == 288 && cn_ct.workspace_bytes == 10u * 3u * 58u * sizeof(float)));
+  CHECK(cn_ct.describe().rfind("skinny 4x256x512, 1 stage, 4 block/SM, split-K 10 x 288 (", 0) == 0);
+  // The aligned row-major variant: the same plan.
+  const foundry::gemm_plan rn = foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(3, 58, 2835), h200);
+  CHECK((rn.split_k == 10 && rn.k_per_split == 288));
+  // B column-major: along k, two tiles of 32 columns for 264 slots; rounds of 512 k (two
+  // steps of 256, 8 k a lane): 6 x 512.
+  const foundry::gemm_plan ck = foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(3, 58, 2835, true, false), h200);
+  CHECK((ck.block_n == 32 && ck.split_k == 6 && ck.k_per_split == 512));
+  // 82 x 14 x 11373 fp32, solved as C^T (14 rows of 16). A column-major: along n, one tile,
+  // rounds of 16: 44 slices wanted, 259 deep rounded to 272: 42. A row-major: along k,
+  // three tiles, rounds of 128: 384 deep, 30 slices.
+  const foundry::gemm_plan tall_n = foundry::make_gemm_plan(plan_problem<float>(82, 14, 11373, false, true), h200);
+  CHECK((tall_n.block_m == 16 && tall_n.block_n == 128 && tall_n.split_k == 42 && tall_n.k_per_split == 272));
+  const foundry::gemm_plan tall_k = foundry::make_gemm_plan(plan_problem<float>(82, 14, 11373), h200);
+  CHECK((tall_k.block_n == 32 && tall_k.split_k == 30 && tall_k.k_per_split == 384));
+  // At most 64 slices however long K.
+  const foundry::gemm_plan deep = foundry::make_gemm_plan(plan_problem<float>(1, 16, 1000000), h200);
+  CHECK((deep.split_k == 64 && deep.k_per_split == 15648));
+  // K shorter than two slices of 256: no split (301 x 1 x 87).
+  CHECK(foundry::make_gemm_plan(plan_problem<float>(301, 1, 87), h200).split_k == 1);
+  CHECK(foundry::make_gemm_plan(plan_problem<float>(2, 100, 511), h200).split_k == 1);
+  CHECK(foundry::make_gemm_plan(plan_problem<float>(2, 100, 512), h200).split_k == 2);
+}
+
+TEST_CASE("the skinny plan keeps the split of large skinny shapes", "[gemm][plan]") {
+  const foundry::device_properties h200 = hopper();
+  // 128 column tiles for 528 slots: 4 slices of 4096, as before the shallow slices.
+  for (const std::int64_t m : {1, 8}) {
+    const foundry::gemm_plan f32 = foundry::make_gemm_plan(plan_problem<float>(m, 16384, 16384), h200);
+    CHECK((f32.split_k == 4 && f32.k_per_split == 4096));
+  }
+  // 16-bit: one row takes tiles of 256 columns (8 a lane), 64 tiles: 8 slices of 2048; eight
+  // rows keep tiles of 128 (4 a lane) and 4 slices.
+  const foundry::gemm_plan bf16_1 = foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(1, 16384, 16384), h200);
+  CHECK((bf16_1.block_n == 256 && bf16_1.split_k == 8 && bf16_1.k_per_split == 2048));
+  const foundry::gemm_plan bf16_8 = foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(8, 16384, 16384), h200);
+  CHECK((bf16_8.block_n == 128 && bf16_8.split_k == 4 && bf16_8.k_per_split == 4096));
+  CHECK(foundry::make_gemm_plan(plan_problem<float>(16, 16384, 16384), h200).split_k == 4);
+  CHECK(foundry::make_gemm_plan(plan_problem<float>(1, 32768, 16384), h200).split_k == 2);
+  CHECK(foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(16384, 1, 16384), h200).split_k == 1);  // 512 tiles
+}
+
+TEMPLATE_TEST_CASE("every skinny split is whole rounds of loads, fills at most the slots, and covers K exactly",
+                   "[gemm][plan]", float, __nv_bfloat16) {
+  const foundry::device_properties h200 = hopper();
+  for (const std::int64_t m : {1, 3, 8, 16}) {
+    for (const std::int64_t n : {1, 58, 300, 5000}) {
+      for (const std::int64_t k : {1, 255, 700, 2835, 11373, 100000}) {
+        for (const bool b_n : {true, false}) {
+          const auto p = plan_problem<TestType>(m, n, k, true, b_n);
+          const foundry::gemm_plan plan = foundry::make_gemm_plan(p, gemm_rung::skinny, h200.sm_count);
+          INFO(m << "x" << n << "x" << k << " " << plan.describe());
+          if (plan.split_k == 1) continue;
+          const auto g = gk::detail::skinny_orient(p);
+          const int unit =
+              gk::skinny_policy::split_unit_k(g.b_n_contiguous, plan.block_m, gk::skinny_elements_per_load<TestType>);
+          const std::int64_t tiles =
+              (g.n + plan.block_n - 1) / plan.block_n * ((g.m + plan.block_m - 1) / plan.block_m);
+          CHECK(plan.k_per_split % unit == 0);
+          CHECK(plan.k_per_split >= gk::skinny_policy::min_k_per_split);
+          CHECK((plan.split_k - 1) * plan.k_per_split < k);
+          CHECK(plan.split_k * plan.k_per_split >= k);
+          CHECK(plan.split_k <= gk::skinny_policy::max_splits);
+          CHECK(plan.split_k * tiles <= std::int64_t{h200.sm_count} * plan.min_blocks_per_sm);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("the along-n kernel shares a short K chunk among its warps in whole rounds", "[gemm][plan]") {
+  auto share = [](int kc, int warp) {
+    int begin = 0, end = 0;
+    gk::detail::warp_k_share<4, 8>(kc, warp, begin, end);
+    return std::pair<int, int>{begin, end};
+  };
+  CHECK(share(512, 0) == std::pair<int, int>{0, 128});  // a whole chunk: quarters, as before
+  CHECK(share(512, 3) == std::pair<int, int>{384, 512});
+  CHECK(share(288, 0) == std::pair<int, int>{0, 72});  // a slice of 288: every warp busy
+  CHECK(share(288, 3) == std::pair<int, int>{216, 288});
+  CHECK(share(19, 2) == std::pair<int, int>{16, 19});  // a ragged tail: the last warps idle
+  CHECK(share(19, 3).first >= share(19, 3).second);
 }
 
 TEST_CASE("skinny_orient keeps a small M and swaps a small N into C^T = B^T A^T", "[gemm][plan]") {

@@ -1,5 +1,5 @@
 // foundry::reduce (sum, min, max, user functors; float, integer, half and
-// bfloat16 inputs; caller or internal scratch), checked against CPU references
+// bfloat16 inputs; caller or internal workspace), checked against CPU references
 // on seeded random data, plus determinism, NaN/infinity propagation, a size
 // past 2^31 and the argument checks. The naive ladder is in test_reduce_naive.cu.
 //
@@ -271,22 +271,22 @@ TEST_CASE("reduce is exact with either tile assignment at odd sizes and offsets"
   }
 }
 
-TEST_CASE("reduce gives the same bits on every run, whatever the scratch", "[gpu]") {
+TEST_CASE("reduce gives the same bits on every run, whatever the workspace", "[gpu]") {
   foundry::stream s;
   const std::size_t n = (std::size_t{1} << 24) + 3;
   const auto x = random_vector<float>(n, -1.0f, 1.0f, 21);
   const auto d_x = to_device(x, s);
-  const std::size_t bytes = foundry::reduce_scratch_bytes<float>(n);
+  const std::size_t bytes = foundry::reduce_workspace_bytes<float>(n);
   REQUIRE(bytes > 0);
-  foundry::device_buffer<std::byte> scratch(bytes + 1, s);
+  foundry::device_buffer<std::byte> workspace(bytes + 1, s);
   std::vector<std::uint32_t> bits;
   for (int run = 0; run < 4; ++run) {
     auto d_out = poisoned_device_buffer<float>(1, s);
     if (run < 2) {
-      foundry::reduce_sum(d_x.span(), d_out.span(), s);  // internal scratch
+      foundry::reduce_sum(d_x.span(), d_out.span(), s);  // internal workspace
     } else {
-      // caller scratch, aligned, then offset by one byte
-      foundry::reduce(d_x.span(), d_out.span(), 0.0f, cuda::std::plus<float>{}, scratch.span().subspan(run - 2), s);
+      // a caller's workspace, aligned, then offset by one byte
+      foundry::reduce(d_x.span(), d_out.span(), 0.0f, cuda::std::plus<float>{}, workspace.span().subspan(run - 2), s);
     }
     bits.push_back(bits_of(result_of(d_out, s)));
   }
@@ -318,7 +318,7 @@ TEST_CASE("reduce on a stream foundry does not own gives the same bits as on a f
 
 TEST_CASE("reductions back to back on one stream, of several sizes and types, are each correct", "[gpu]") {
   // No synchronisation between calls: each call's kernels start early (programmatic
-  // dependent launch) and must still wait for the previous call's, whose scratch is
+  // dependent launch) and must still wait for the previous call's, whose workspace is
   // freed and reallocated stream-ordered in between.
   foundry::stream s;
   const std::vector<std::size_t> sizes{(1u << 20) + 7, 5000, (1u << 16) + 1, (1u << 22) + 3, 4097};
@@ -347,11 +347,11 @@ TEST_CASE("reductions back to back on one stream, of several sizes and types, ar
   }
 }
 
-TEST_CASE("reduce with caller-provided scratch needs none for a small input", "[gpu]") {
+TEST_CASE("reduce with caller-provided workspace needs none for a small input", "[gpu]") {
   foundry::stream s;
-  CHECK(foundry::reduce_scratch_bytes<float>(0) == 0);
-  CHECK(foundry::reduce_scratch_bytes<float>(1) == 0);
-  CHECK(foundry::reduce_scratch_bytes<float>(1u << 20) > 0);
+  CHECK(foundry::reduce_workspace_bytes<float>(0) == 0);
+  CHECK(foundry::reduce_workspace_bytes<float>(1) == 0);
+  CHECK(foundry::reduce_workspace_bytes<float>(1u << 20) > 0);
   const auto x = random_vector<std::int32_t>(1000, -5, 5, 22);
   const auto d_x = to_device(x, s);
   auto d_out = poisoned_device_buffer<std::int32_t>(1, s);
@@ -421,15 +421,15 @@ TEST_CASE("reduce_sum of 2^31 + 5 bytes into uint64 is exact", "[gpu][large]") {
   CHECK(result_of(d_out, s) == prefix_sum_mod_251(n + offset) - prefix_sum_mod_251(offset));
 }
 
-TEST_CASE("reduce rejects scratch that is too small", "[gpu]") {
+TEST_CASE("reduce rejects a workspace that is too small", "[gpu]") {
   foundry::stream s;
   const std::size_t n = 1u << 20;
   foundry::device_buffer<float> x(n, s, 1.0f);
   foundry::device_buffer<float> out(1, s);
-  const std::size_t bytes = foundry::reduce_scratch_bytes<float>(n);
-  foundry::device_buffer<std::byte> scratch(bytes, s);
+  const std::size_t bytes = foundry::reduce_workspace_bytes<float>(n);
+  foundry::device_buffer<std::byte> workspace(bytes, s);
   REQUIRE_THROWS_AS(
-      foundry::reduce(x.span(), out.span(), 0.0f, cuda::std::plus<float>{}, scratch.span().first(bytes - 1), s),
+      foundry::reduce(x.span(), out.span(), 0.0f, cuda::std::plus<float>{}, workspace.span().first(bytes - 1), s),
       std::invalid_argument);
   REQUIRE_THROWS_AS(foundry::reduce(x.span(), out.span(), 0.0f, cuda::std::plus<float>{},
                                     cuda::std::span<std::byte>(static_cast<std::byte*>(nullptr), bytes), s),

@@ -428,7 +428,7 @@ void run_stress(int iterations) {
         FOUNDRY_CUDA_TRY(cudaSetDevice(device));
         foundry::stream s;
         for (int i = 0; i < iterations; ++i) {
-          // 1 to 70000 elements: one block, and several with scratch allocated per call.
+          // 1 to 70000 elements: one block, and several with a workspace allocated per call.
           const auto n = static_cast<std::int64_t>(1 + (std::int64_t{i} * 7919 + std::int64_t{t} * 104729) % 70000);
           foundry::device_buffer<std::int64_t> x(static_cast<std::size_t>(n), s);
           foundry::device_buffer<std::int64_t> y(static_cast<std::size_t>(n), s.view());

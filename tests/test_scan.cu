@@ -2,7 +2,9 @@
 // the naive twin, against CPU references on seeded random data: odd sizes, in place,
 // misaligned pointers, type conversion, a non-commutative operator (composition of
 // affine maps, whose order a wrong scan would swap), 8-byte values (the tile states
-// that are not packed), a size past 2^31, and the argument checks.
+// that are not packed), a size past 2^31, and the argument checks. The blocked tile
+// arrangement (scan_blocked_policy) gets the same checks, and its shared-memory
+// layout is checked on the host (a bijection, without bank conflicts).
 //
 // Integer scans are compared exactly. A float prefix of i + 1 terms, summed in any
 // order, is within gamma(i) * sum_{j <= i} |x_j| of the exact value, gamma(k) =
@@ -20,6 +22,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <map>
+#include <set>
 #include <stdexcept>
 #include <vector>
 
@@ -307,6 +312,218 @@ TEST_CASE("scans are correct with other tile shapes and look-back windows", "[gp
   }
 }
 
+// ---- the blocked tile arrangement (scan_blocked_policy): 3072 4-byte or 1536 8-byte values a tile ----
+
+using blocked = foundry::scan_blocked_policy;
+
+/// Sizes around one, two and many blocked tiles of 4-byte values, and powers of two ± 1.
+std::vector<std::size_t> blocked_sizes() {
+  std::vector<std::size_t> sizes = odd_sizes();
+  for (const std::size_t n : {std::size_t{3071}, std::size_t{3072}, std::size_t{3073}, std::size_t{6143},
+                              std::size_t{(1u << 16) - 1}, std::size_t{(1u << 16) + 1}, std::size_t{40 * 3072 + 5}}) {
+    sizes.push_back(n);
+  }
+  return sizes;
+}
+
+TEST_CASE("blocked arrangement: integer sums are exact at odd sizes and tile boundaries", "[gpu]") {
+  foundry::stream s;
+  for (const std::size_t n : blocked_sizes()) {
+    CAPTURE(n);
+    const auto x = random_vector<std::int32_t>(n, -100, 100, 70);
+    const auto d_x = to_device(x, s);
+    auto inclusive = poisoned_device_buffer<std::int32_t>(n, s);
+    auto exclusive = poisoned_device_buffer<std::int32_t>(n, s);
+    foundry::inclusive_sum<blocked>(d_x.span(), inclusive.span(), s);
+    foundry::exclusive_scan<blocked>(d_x.span(), exclusive.span(), 17, cuda::std::plus<std::int32_t>{}, s);
+    CHECK(mismatches(to_host(inclusive, s), cpu_inclusive(x, cuda::std::plus<std::int32_t>{})) == 0);
+    CHECK(mismatches(to_host(exclusive, s), cpu_exclusive(x, 17, cuda::std::plus<std::int32_t>{})) == 0);
+  }
+}
+
+TEST_CASE("blocked arrangement: float sums are within the summation error bound", "[gpu]") {
+  foundry::stream s;
+  for (const std::size_t n : blocked_sizes()) {
+    CAPTURE(n);
+    const auto x = random_vector<float>(n, -1.0f, 1.0f, 71);
+    const auto d_x = to_device(x, s);
+    auto d_out = poisoned_device_buffer<float>(n, s);
+    foundry::inclusive_sum<blocked>(d_x.span(), d_out.span(), s);
+    CHECK(first_float_prefix_out_of_bound(x, to_host(d_out, s)) == n);
+  }
+}
+
+TEST_CASE("blocked arrangement: the order of a non-commutative operator is kept", "[gpu]") {
+  // 8-byte values: tile states with status and value apart; sizes around one, two
+  // and many tiles of 1536, with both spans offset (a scalar head) and one offset
+  // (the one-element path, 768 values a tile).
+  foundry::stream s;
+  std::vector<std::size_t> sizes = odd_sizes();
+  for (const std::size_t n : {std::size_t{1535}, std::size_t{1536}, std::size_t{1537}, std::size_t{5 * 1536 + 3}}) {
+    sizes.push_back(n);
+  }
+  const std::size_t max_n = *std::max_element(sizes.begin(), sizes.end());
+  const auto maps = random_maps(max_n + 1, 72);
+  const auto d_maps = to_device(maps, s);
+  for (const std::size_t n : sizes) {
+    for (const std::size_t in_offset : {0u, 1u}) {
+      for (const std::size_t out_offset : {0u, 1u}) {
+        CAPTURE(n, in_offset, out_offset);
+        const auto in = d_maps.span().subspan(in_offset, n);
+        const std::vector<affine> host_in(maps.begin() + in_offset, maps.begin() + in_offset + n);
+        auto d_out = foundry::device_buffer<affine>(n + 1, s, affine{0, 0});
+        const auto out = d_out.span().subspan(out_offset, n);
+        const auto got = [&] {
+          auto all = to_host(d_out, s);
+          return std::vector<affine>(all.begin() + out_offset, all.begin() + out_offset + n);
+        };
+        foundry::inclusive_scan<blocked>(in, out, compose{}, s);
+        CHECK(mismatches(got(), cpu_inclusive(host_in, compose{})) == 0);
+        foundry::exclusive_scan<blocked>(in, out, affine{3, 7}, compose{}, s);
+        CHECK(mismatches(got(), cpu_exclusive(host_in, affine{3, 7}, compose{})) == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("blocked arrangement: scans run in place", "[gpu]") {
+  foundry::stream s;
+  for (const std::size_t n : {std::size_t{1}, std::size_t{1025}, std::size_t{3073}, std::size_t{(1u << 20) + 7}}) {
+    CAPTURE(n);
+    const auto x = random_vector<std::int32_t>(n, -100, 100, 73);
+    auto d_x = to_device(x, s);
+    foundry::inclusive_sum<blocked>(d_x.span(), d_x.span(), s);
+    CHECK(mismatches(to_host(d_x, s), cpu_inclusive(x, cuda::std::plus<std::int32_t>{})) == 0);
+    auto d_y = to_device(x, s);
+    foundry::exclusive_scan<blocked>(d_y.span(), d_y.span(), -9, cuda::std::plus<std::int32_t>{}, s);
+    CHECK(mismatches(to_host(d_y, s), cpu_exclusive(x, -9, cuda::std::plus<std::int32_t>{})) == 0);
+  }
+}
+
+TEST_CASE("blocked arrangement: inputs and outputs at any offset", "[gpu]") {
+  foundry::stream s;
+  const std::size_t max_n = (1u << 20) + 7;
+  const auto x = random_vector<std::int32_t>(max_n + 3, -100, 100, 74);
+  const auto d_x = to_device(x, s);
+  for (const std::size_t in_offset : {0u, 1u, 3u}) {
+    for (const std::size_t out_offset : {0u, 1u, 2u}) {
+      for (const std::size_t n : {std::size_t{1}, std::size_t{5}, std::size_t{3075}, max_n}) {
+        CAPTURE(in_offset, out_offset, n);
+        auto d_out = poisoned_device_buffer<std::int32_t>(n + 3, s);
+        foundry::exclusive_scan<blocked>(d_x.span().subspan(in_offset, n), d_out.span().subspan(out_offset, n), -5,
+                                         cuda::std::plus<std::int32_t>{}, s);
+        const auto got = to_host(d_out, s);
+        const std::vector<std::int32_t> in(x.begin() + in_offset, x.begin() + in_offset + n);
+        const auto expected = cpu_exclusive(in, -5, cuda::std::plus<std::int32_t>{});
+        std::size_t wrong = 0;
+        for (std::size_t i = 0; i < n; ++i) wrong += got[out_offset + i] != expected[i] ? 1 : 0;
+        CHECK(wrong == 0);
+        std::size_t outside = 0;
+        for (std::size_t i = 0; i < n + 3; ++i) {
+          if (i < out_offset || i >= out_offset + n) outside += got[i] != poison_value<std::int32_t>() ? 1 : 0;
+        }
+        CHECK(outside == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("blocked arrangement: bytes summed in int64, max of doubles", "[gpu]") {
+  // Bytes into int64: input and output vectors of different sizes (separate slots).
+  foundry::stream s;
+  for (const std::size_t n : blocked_sizes()) {
+    CAPTURE(n);
+    const auto bytes = random_vector<std::int8_t>(n, -128, 127, 75);
+    const auto d_bytes = to_device(bytes, s);
+    auto sums = poisoned_device_buffer<std::int64_t>(n, s);
+    foundry::inclusive_sum<blocked>(d_bytes.span(), sums.span(), s);
+    std::vector<std::int64_t> wide(bytes.begin(), bytes.end());
+    CHECK(mismatches(to_host(sums, s), cpu_inclusive(wide, sum_i64{})) == 0);
+
+    const auto d = random_vector<double>(n, -1e6, 1e6, 76);
+    const auto d_d = to_device(d, s);
+    auto maxima = poisoned_device_buffer<double>(n, s);
+    foundry::inclusive_scan<blocked>(d_d.span(), maxima.span(), foundry::maximum{}, s);
+    CHECK(mismatches(to_host(maxima, s), cpu_inclusive(d, foundry::maximum{})) == 0);
+  }
+}
+
+TEST_CASE("blocked arrangement: exclusive_sum of 2^25 + 3 integers: 10923 tiles, long look-backs",
+          "[gpu][racecheck_slow]") {
+  foundry::stream s;
+  const std::size_t n = (std::size_t{1} << 25) + 3;
+  const auto x = random_vector<std::int32_t>(n, -100, 100, 77);
+  const auto d_x = to_device(x, s);
+  auto d_out = poisoned_device_buffer<std::int32_t>(n, s);
+  foundry::exclusive_sum<blocked>(d_x.span(), d_out.span(), s);
+  CHECK(mismatches(to_host(d_out, s), cpu_exclusive(x, 0, cuda::std::plus<std::int32_t>{})) == 0);
+}
+
+/// Blocked, two warps of 3 vectors (an odd count: no unused slot), tiles in block
+/// order, no sleeping: hundreds of small tiles.
+struct small_blocked_scan_policy : foundry::scan_blocked_policy {
+  static constexpr int block_threads = 64;
+  static constexpr int vectors_in_flight = 3;
+  static constexpr bool tiles_in_block_order = true;
+  static constexpr unsigned poll_delay_ns = 0;
+  static constexpr unsigned first_look_delay_ns = 0;
+};
+/// Blocked, 8 warps of 8 vectors and a 128-tile window, sleeping in every grid.
+struct wide_blocked_scan_policy : foundry::scan_blocked_policy {
+  static constexpr int block_threads = 256;
+  static constexpr int vectors_in_flight = 8;
+  static constexpr int look_back_tiles_per_lane = 4;
+  static constexpr unsigned poll_delay_ns = 100;
+  static constexpr std::uint32_t poll_delay_min_tiles = 0;
+};
+
+TEST_CASE("blocked arrangement: other tile shapes and look-back windows", "[gpu]") {
+  foundry::stream s;
+  const std::size_t max_n = 300007;
+  const auto maps = random_maps(max_n + 1, 78);
+  const auto d_maps = to_device(maps, s);
+  for (const std::size_t n : {std::size_t{33}, std::size_t{4097}, max_n}) {
+    for (const std::size_t offset : {0u, 1u}) {
+      CAPTURE(n, offset);
+      const auto in = d_maps.span().subspan(offset, n);
+      const std::vector<affine> host_in(maps.begin() + offset, maps.begin() + offset + n);
+      auto d_out = foundry::device_buffer<affine>(n, s, affine{0, 0});
+      foundry::inclusive_scan<small_blocked_scan_policy>(in, d_out.span(), compose{}, s);
+      CHECK(mismatches(to_host(d_out, s), cpu_inclusive(host_in, compose{})) == 0);
+      foundry::exclusive_scan<wide_blocked_scan_policy>(in, d_out.span(), affine{3, 5}, compose{}, s);
+      CHECK(mismatches(to_host(d_out, s), cpu_exclusive(host_in, affine{3, 5}, compose{})) == 0);
+    }
+  }
+}
+
+/// Inclusive scan of `maps` with both spans 4 bytes off an 8-byte boundary (affine's
+/// alignment is 4): the one-element path, which must not move a map as one 8-byte access.
+template <class Policy>
+std::size_t under_aligned_scan_mismatches(const std::vector<affine>& maps, foundry::stream& s) {
+  const std::size_t n = maps.size();
+  std::vector<std::uint32_t> words(2 * n + 1, 0);
+  std::memcpy(words.data() + 1, maps.data(), n * sizeof(affine));
+  const auto d_in = to_device(words, s);
+  auto d_out = foundry::device_buffer<std::uint32_t>(2 * n + 1, s, 0u);
+  const cuda::std::span<const affine> in(reinterpret_cast<const affine*>(d_in.data() + 1), n);
+  const cuda::std::span<affine> out(reinterpret_cast<affine*>(d_out.data() + 1), n);
+  foundry::inclusive_scan<Policy>(in, out, compose{}, s);
+  const auto got_words = to_host(d_out, s);
+  std::vector<affine> got(n);
+  std::memcpy(got.data(), got_words.data() + 1, n * sizeof(affine));
+  return mismatches(got, cpu_inclusive(maps, compose{}));
+}
+
+TEST_CASE("scans of 8-byte structs at 4-byte-aligned addresses", "[gpu]") {
+  foundry::stream s;
+  for (const std::size_t n : {std::size_t{1}, std::size_t{33}, std::size_t{4097}}) {
+    CAPTURE(n);
+    const auto maps = random_maps(n, 79);
+    CHECK(under_aligned_scan_mismatches<foundry::scan_policy>(maps, s) == 0);
+    CHECK(under_aligned_scan_mismatches<foundry::scan_blocked_policy>(maps, s) == 0);
+  }
+}
+
 TEST_CASE("naive scans match the CPU", "[gpu]") {
   foundry::stream s;
   for (const std::size_t n : odd_sizes()) {
@@ -383,4 +600,68 @@ TEST_CASE("scans of empty spans do nothing, even with null pointers") {
   cuda::std::span<float> empty(static_cast<float*>(nullptr), 0);
   REQUIRE_NOTHROW(foundry::inclusive_sum(empty, empty, unused_stream()));
   REQUIRE_NOTHROW(foundry::exclusive_sum(empty, empty, unused_stream()));
+}
+
+// ---- the blocked arrangement's shared-memory layout, on the host ----
+
+namespace {
+
+/// The most distinct 4-byte words that one bank serves in one access of a warp whose
+/// lane l touches the `bytes`-byte slot `slot_of(l)` (1: no bank conflict). The
+/// hardware serves 128 bytes a wavefront: 32, 16 or 8 lanes at a time for 4-, 8- and
+/// 16-byte accesses.
+template <class SlotOf>
+std::size_t bank_ways(int bytes, SlotOf slot_of) {
+  const int lanes_per_phase = std::min(32, 128 / bytes);
+  std::size_t worst = 0;
+  for (int first = 0; first < 32; first += lanes_per_phase) {
+    std::map<long, std::set<long>> words_of_bank;
+    for (int lane = first; lane < first + lanes_per_phase; ++lane) {
+      const long word = static_cast<long>(slot_of(lane)) * bytes / 4;
+      for (long w = word; w < word + bytes / 4; ++w) words_of_bank[w % 32].insert(w);
+    }
+    for (const auto& bank : words_of_bank) worst = std::max(worst, bank.second.size());
+  }
+  return worst;
+}
+
+template <int Vectors>
+void check_blocked_layout() {
+  constexpr int threads = 128;
+  using layout = foundry::detail::blocked_scan_layout<threads, Vectors>;
+  CAPTURE(Vectors);
+  STATIC_REQUIRE(layout::stride % 2 == 1);
+  std::set<int> used;
+  for (int v = 0; v < threads * Vectors; ++v) used.insert(layout::slot(v));
+  CHECK(used.size() == std::size_t{threads} * Vectors);
+  CHECK(*used.rbegin() < layout::slots);
+  // Thread t's vectors are t × Vectors + u, in the slots t × stride + u.
+  CHECK(layout::slot(5 * Vectors + Vectors - 1) == 5 * layout::stride + Vectors - 1);
+  for (const int bytes : {4, 8, 16}) {
+    CAPTURE(bytes);
+    std::size_t blocked_ways = 0, striped_ways = 0;
+    for (int warp = 0; warp < threads / 32; ++warp) {
+      for (int u = 0; u < Vectors; ++u) {
+        // Each lane its own u-th vector; instruction u of the copy in or out (32 consecutive vectors).
+        const auto own = [&](int lane) { return layout::slot((warp * 32 + lane) * Vectors + u); };
+        const auto striped = [&](int lane) { return layout::slot(warp * 32 * Vectors + u * 32 + lane); };
+        blocked_ways = std::max(blocked_ways, bank_ways(bytes, own));
+        striped_ways = std::max(striped_ways, bank_ways(bytes, striped));
+      }
+    }
+    CHECK(blocked_ways == 1);
+    CHECK(striped_ways <= 2);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("blocked scan layout: a slot per vector, and a warp reads its lanes' vectors without bank conflicts") {
+  check_blocked_layout<1>();
+  check_blocked_layout<2>();
+  check_blocked_layout<3>();
+  check_blocked_layout<6>();
+  check_blocked_layout<8>();
+  check_blocked_layout<12>();
+  check_blocked_layout<24>();
 }

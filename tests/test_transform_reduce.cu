@@ -1,4 +1,4 @@
-// foundry::transform_reduce (unary, binary, n-ary; caller or internal scratch)
+// foundry::transform_reduce (unary, binary, n-ary; caller or internal workspace)
 // and its naive twin, checked against CPU references on seeded random data:
 // dot products, norms, counts, mixed input types, misaligned inputs, init
 // folded once, determinism, NaN, a size past 2^31 and the argument checks.
@@ -201,9 +201,9 @@ TEST_CASE("transform_reduce counts the elements that satisfy a predicate into ui
   }
 }
 
-TEST_CASE("transform_reduce takes a tuple of three inputs and caller scratch at any byte offset", "[gpu]") {
-  // The partials are placed on a 16-byte boundary inside the scratch, so the
-  // result is the same bits with internal scratch, aligned scratch and scratch one byte in.
+TEST_CASE("transform_reduce takes a tuple of three inputs and a caller's workspace at any byte offset", "[gpu]") {
+  // The partials are placed on a 16-byte boundary inside the workspace, so the
+  // result is the same bits with an internal workspace, an aligned one and one a byte in.
   foundry::stream s;
   for (const std::size_t n : odd_sizes()) {
     CAPTURE(n);
@@ -215,9 +215,9 @@ TEST_CASE("transform_reduce takes a tuple of three inputs and caller scratch at 
     const auto d_c = to_device(c, s);
     const auto inputs = cuda::std::make_tuple(d_a.span(), d_b.span(), d_c.span());
     const std::size_t bytes =
-        foundry::transform_reduce_scratch_bytes<float, foundry::reduce_policy, float, float, float>(n);
+        foundry::transform_reduce_workspace_bytes<float, foundry::reduce_policy, float, float, float>(n);
     if (n == (1u << 20) + 7) CHECK(bytes > 0);  // several partials: pass 2 runs
-    foundry::device_buffer<std::byte> scratch(bytes + 1, s);
+    foundry::device_buffer<std::byte> workspace(bytes + 1, s);
     std::vector<std::uint32_t> bits;
     for (int run = 0; run < 3; ++run) {
       auto d_out = poisoned_device_buffer<float>(1, s);
@@ -225,7 +225,7 @@ TEST_CASE("transform_reduce takes a tuple of three inputs and caller scratch at 
         foundry::transform_reduce(inputs, d_out.span(), 0.0f, cuda::std::plus<>{}, fused_multiply_add{}, s);
       } else {
         foundry::transform_reduce(inputs, d_out.span(), 0.0f, cuda::std::plus<>{}, fused_multiply_add{},
-                                  scratch.span().subspan(run - 1, bytes), s);
+                                  workspace.span().subspan(run - 1, bytes), s);
       }
       bits.push_back(bits_of(result_of(d_out, s)));
     }
@@ -417,17 +417,17 @@ TEST_CASE("transform_reduce over 2^31 + 5 bytes counts and multiplies exactly", 
   CHECK(result_of(d_dot, s) == n / 251 * period + rest);
 }
 
-TEST_CASE("transform_reduce rejects caller scratch that is too small", "[gpu]") {
+TEST_CASE("transform_reduce rejects a caller's workspace that is too small", "[gpu]") {
   foundry::stream s;
   const std::size_t n = 1u << 20;
   foundry::device_buffer<float> a(n, s, 1.0f);
   foundry::device_buffer<float> out(1, s);
-  const std::size_t bytes = foundry::transform_reduce_scratch_bytes<float, foundry::reduce_policy, float, float>(n);
+  const std::size_t bytes = foundry::transform_reduce_workspace_bytes<float, foundry::reduce_policy, float, float>(n);
   REQUIRE(bytes > 0);
-  foundry::device_buffer<std::byte> scratch(bytes, s);
+  foundry::device_buffer<std::byte> workspace(bytes, s);
   const auto inputs = cuda::std::make_tuple(a.span(), a.span());
   REQUIRE_THROWS_AS(foundry::transform_reduce(inputs, out.span(), 0.0f, cuda::std::plus<>{}, cuda::std::multiplies<>{},
-                                              scratch.span().first(bytes - 1), s),
+                                              workspace.span().first(bytes - 1), s),
                     std::invalid_argument);
   REQUIRE_THROWS_AS(foundry::transform_reduce(inputs, out.span(), 0.0f, cuda::std::plus<>{}, cuda::std::multiplies<>{},
                                               cuda::std::span<std::byte>(static_cast<std::byte*>(nullptr), bytes), s),

@@ -3,7 +3,9 @@
 // stay poisoned, a misaligned input or output, element types of 1, 2, 4, 8 and 16 bytes,
 // views of different layouts, a matrix past 2^31 elements, and the argument checks; the
 // tuning candidates of bench_transpose (rectangular tiles, output rows split at aligned
-// addresses) on the same cases, and the split points' arithmetic on the host.
+// addresses) on the same cases; the default's choice of output-row split (on the host:
+// the rule and the kernel it picks; on the GPU: both kernels against the reference), and
+// the split points' arithmetic on the host.
 //
 // Every comparison is bitwise (the data are random bytes, NaNs included): a transpose
 // moves elements, it never computes with them.
@@ -30,6 +32,11 @@ namespace {
 // A 16-byte element with 4-byte alignment: no vector type of its own.
 struct quad {
   std::uint32_t a, b, c, d;
+};
+
+// A 24-byte element: no 32-byte address splits a row of them between whole elements.
+struct triple {
+  std::uint64_t a, b, c;
 };
 
 struct shape {
@@ -81,10 +88,12 @@ enum class algorithm { transpose, naive_transpose, copy_2d };
 // `in_offset` elements into its allocation; the output (cols × rows, or rows × cols for
 // copy_2d) has pitch `out_pitch` and starts `out_offset` elements into an allocation of
 // out_offset + out_rows × out_pitch elements, all poisoned first. The whole output
-// allocation is compared with a CPU reference: padding stays poisoned.
+// allocation is compared with a CPU reference: padding stays poisoned. Returns the
+// output view's first element's address.
 template <class T, class Policy = foundry::transpose_policy>
-void check_against_reference(algorithm a, shape sh, std::int64_t in_pitch, std::int64_t out_pitch,
-                             std::size_t in_offset, std::size_t out_offset, std::uint64_t seed_id, cuda::stream_ref s) {
+std::uintptr_t check_against_reference(algorithm a, shape sh, std::int64_t in_pitch, std::int64_t out_pitch,
+                                       std::size_t in_offset, std::size_t out_offset, std::uint64_t seed_id,
+                                       cuda::stream_ref s) {
   const bool transposes = a != algorithm::copy_2d;
   const std::int64_t out_rows = transposes ? sh.cols : sh.rows;
   const std::int64_t out_cols = transposes ? sh.rows : sh.cols;
@@ -110,6 +119,15 @@ void check_against_reference(algorithm a, shape sh, std::int64_t in_pitch, std::
     }
   }
   CHECK(first_bit_difference(to_host(d_out, s), expected) == -1);
+  return reinterpret_cast<std::uintptr_t>(out_view.data);
+}
+
+// Whether the default transpose into `out` runs the kernel that splits output rows at
+// aligned addresses (and not the one of `transpose_policy` itself).
+template <class T>
+bool default_splits_at_aligned(const matrix_view<T>& out) {
+  const auto kernel = foundry::detail::transpose_kernel_for<foundry::transpose_policy>(out);
+  return kernel != foundry::detail::transpose_kernel<foundry::transpose_policy, T>;
 }
 
 // Contiguous (pitch == row length), pitched (in: cols + 3, out: out_cols + 5), the input,
@@ -189,6 +207,61 @@ TEMPLATE_TEST_CASE("transpose's tuning candidates match the same CPU reference",
   check_odd_shapes<float, TestType>(algorithm::transpose, s);
   check_odd_shapes<double, TestType>(algorithm::transpose, s);
   check_odd_shapes<quad, TestType>(algorithm::transpose, s);
+}
+
+TEMPLATE_TEST_CASE("the default transpose matches the CPU reference on both sides of its output-row split", "[gpu]",
+                   std::uint8_t, std::uint16_t, float, double, quad, triple) {
+  // Outputs with 32-byte aligned bases and pitches (split at tiles), and with pitches that
+  // are not multiples of 32 bytes or bases one element off (split at 32-byte addresses);
+  // inputs aligned or not; pitched output rows whose padding must stay poisoned.
+  foundry::stream s;
+  constexpr auto per_sector = static_cast<std::int64_t>(std::max<std::size_t>(1, 32 / sizeof(TestType)));
+  struct output {
+    std::int64_t pitch;
+    std::size_t offset;
+    std::size_t in_offset;
+  };
+  int at_tiles = 0;
+  int at_aligned = 0;
+  std::uint64_t seed_id = 300;
+  for (const shape sh : {shape{1023, 1025}, shape{129, 127}, shape{4099, 1}, shape{2, 4099}, shape{33, 31}}) {
+    const std::int64_t aligned_pitch = (sh.rows / per_sector + 1) * per_sector;
+    for (const output o : {output{sh.rows, 0, 0}, output{aligned_pitch, 0, 0}, output{aligned_pitch, 0, 1},
+                           output{aligned_pitch, 1, 0}, output{sh.rows + 5, 0, 0}, output{sh.rows + 5, 1, 1}}) {
+      CAPTURE(sh.rows, sh.cols, o.pitch, o.offset, o.in_offset);
+      const std::uintptr_t base = check_against_reference<TestType>(algorithm::transpose, sh, sh.cols + 3, o.pitch,
+                                                                    o.in_offset, o.offset, ++seed_id, s);
+      const matrix_view<TestType> out{reinterpret_cast<TestType*>(base), sh.cols, sh.rows, o.pitch};
+      ++(default_splits_at_aligned(out) ? at_aligned : at_tiles);
+    }
+  }
+  // Both kernels ran, but for elements that no 32-byte split can align (24 bytes).
+  CHECK(at_tiles > 0);
+  CHECK((at_aligned > 0) == foundry::detail::aligned_split_applies(sizeof(TestType), 32));
+}
+
+TEST_CASE("copy_2d between layouts splits the destination's rows as transpose does", "[gpu]") {
+  // A column-major destination is the source transposed in memory: copy_2d runs the
+  // default transpose, at tiles for a 32-byte multiple pitch, at 32-byte addresses else.
+  foundry::stream s;
+  const shape sh{1023, 1025};
+  const std::int64_t in_pitch = sh.cols + 3;
+  const auto in = random_elements<float>(static_cast<std::size_t>(sh.rows * in_pitch), 400);
+  const auto d_in = to_device(in, s);
+  for (const std::int64_t pitch : {std::int64_t{1024}, std::int64_t{1028}, std::int64_t{1030}}) {
+    CAPTURE(pitch);
+    auto d_out = poisoned_device_buffer<float>(static_cast<std::size_t>(sh.cols * pitch), s);
+    const matrix_view<float> dst{d_out.data(), sh.rows, sh.cols, pitch, matrix_layout::col_major};
+    foundry::copy_2d(matrix_view<const float>{d_in.data(), sh.rows, sh.cols, in_pitch}, dst, s);
+    CHECK(default_splits_at_aligned(foundry::detail::stored_form(dst)) == (pitch != 1024));
+    std::vector<float> expected(d_out.size(), poison_value<float>());
+    for (std::int64_t r = 0; r < sh.rows; ++r) {
+      for (std::int64_t c = 0; c < sh.cols; ++c) {
+        expected[static_cast<std::size_t>(c * pitch + r)] = in[static_cast<std::size_t>(r * in_pitch + c)];
+      }
+    }
+    CHECK(first_bit_difference(to_host(d_out, s), expected) == -1);
+  }
 }
 
 TEMPLATE_TEST_CASE("copy_2d matches a CPU reference at odd shapes, pitches and offsets", "[gpu]", std::uint8_t,
@@ -321,6 +394,120 @@ TEST_CASE("the default transpose tile is 64 x 64 for floats, with no shear") {
   STATIC_REQUIRE(sheared::store_steps == 3);
   // One-byte elements: 128 bytes would be 127 more rows; capped at a tile's 64.
   STATIC_REQUIRE(foundry::detail::transpose_tile<store128_policy, std::uint8_t>::extra_rows == 63);
+}
+
+TEST_CASE("the default policy chooses its output-row split per call, at 32 bytes for misaligned rows") {
+  using foundry::detail::transpose_tile;
+  using split_policy = foundry::detail::misaligned_output_policy<foundry::transpose_policy>;
+  STATIC_REQUIRE(foundry::transpose_policy::store_alignment_bytes == foundry::store_alignment_automatic);
+  STATIC_REQUIRE(transpose_tile<foundry::transpose_policy, float>::alignment == 0);
+  STATIC_REQUIRE(split_policy::store_alignment_bytes == 32);
+  STATIC_REQUIRE(transpose_tile<split_policy, float>::alignment == 32);
+  STATIC_REQUIRE(transpose_tile<split_policy, float>::extra_rows == 7);
+  STATIC_REQUIRE(transpose_tile<split_policy, std::uint8_t>::extra_rows == 31);
+  STATIC_REQUIRE(transpose_tile<split_policy, quad>::extra_rows == 1);
+  // Everything else is the default's: the same grid and block.
+  STATIC_REQUIRE(transpose_tile<split_policy, float>::rows == transpose_tile<foundry::transpose_policy, float>::rows);
+  STATIC_REQUIRE(transpose_tile<split_policy, float>::cols == transpose_tile<foundry::transpose_policy, float>::cols);
+  STATIC_REQUIRE(split_policy::block_threads == foundry::transpose_policy::block_threads);
+}
+
+namespace {
+
+// The rule's definition: some output row is cut between blocks (at tiles) at an address
+// that is not a multiple of `alignment`.
+bool some_cut_off_alignment(std::uintptr_t base, std::int64_t rows, std::int64_t cols, std::int64_t pitch,
+                            std::size_t size, std::int64_t tile_rows, std::size_t alignment) {
+  for (std::int64_t c = 0; c < rows; ++c) {
+    for (std::int64_t k = 1; k * tile_rows < cols; ++k) {
+      if ((base + static_cast<std::uintptr_t>(c * pitch + k * tile_rows) * size) % alignment != 0) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("the automatic split is aligned exactly when some output row is cut off a 32-byte boundary") {
+  // Every base offset within two sectors, pitches around multiples of 32 bytes, one to
+  // three rows, rows shorter than, equal to and longer than a tile.
+  using foundry::detail::automatic_output_row_split;
+  using foundry::detail::output_row_split;
+  for (const std::size_t size : {1, 2, 4, 8, 16}) {
+    const int tile_rows = size <= 8 ? 64 : 32;
+    const std::size_t alignment = 32;
+    for (std::uintptr_t offset = 0; offset < 2 * alignment; offset += std::min<std::size_t>(size, 4)) {
+      for (const std::int64_t rows : {1, 2, 3}) {
+        for (const std::int64_t cols :
+             {std::int64_t{1}, std::int64_t{tile_rows}, std::int64_t{tile_rows} + 1, std::int64_t{3} * tile_rows + 5}) {
+          for (std::int64_t pitch = cols; pitch < cols + 2 * static_cast<std::int64_t>(alignment); ++pitch) {
+            CAPTURE(size, offset, rows, cols, pitch);
+            const std::uintptr_t base = 0x10000 + offset;
+            const bool expected = some_cut_off_alignment(base, rows, cols, pitch, size, tile_rows, alignment);
+            REQUIRE((automatic_output_row_split(base, rows, cols, pitch, size, tile_rows, alignment) ==
+                     output_row_split::at_aligned) == expected);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("the automatic split at the benchmark's shapes and at the edges of the rule") {
+  using foundry::detail::automatic_output_row_split;
+  const auto at_aligned = foundry::detail::output_row_split::at_aligned;
+  const auto at_tiles = foundry::detail::output_row_split::at_tiles;
+  const std::uintptr_t base = 0x10000;  // 256-byte aligned, as cudaMallocAsync returns
+  // Floats, output cols × rows of pitch rows: 16383 x 16385 (pitch 65532 bytes) splits at
+  // 32-byte addresses; 16384 x 16384, 8192 x 32768 (and doubles 8192 x 8192) at tiles.
+  CHECK(automatic_output_row_split(base, 16385, 16383, 16383, 4, 64, 32) == at_aligned);
+  CHECK(automatic_output_row_split(base, 16384, 16384, 16384, 4, 64, 32) == at_tiles);
+  CHECK(automatic_output_row_split(base, 32768, 8192, 8192, 4, 64, 32) == at_tiles);
+  CHECK(automatic_output_row_split(base, 8192, 8192, 8192, 8, 64, 32) == at_tiles);
+  // A pitch of 32 bytes times an odd number is aligned; 16 bytes off is not.
+  CHECK(automatic_output_row_split(base, 100, 1000, 1032, 4, 64, 32) == at_tiles);
+  CHECK(automatic_output_row_split(base, 100, 1000, 1028, 4, 64, 32) == at_aligned);
+  // An aligned pitch from a base 4 bytes off.
+  CHECK(automatic_output_row_split(base + 4, 100, 1024, 1024, 4, 64, 32) == at_aligned);
+  // One row: its pitch never matters, its base does.
+  CHECK(automatic_output_row_split(base, 1, 1000, 1001, 4, 64, 32) == at_tiles);
+  CHECK(automatic_output_row_split(base + 8, 1, 1000, 1001, 4, 64, 32) == at_aligned);
+  // Rows of at most one tile are never cut between blocks.
+  CHECK(automatic_output_row_split(base + 4, 100, 64, 65, 4, 64, 32) == at_tiles);
+  CHECK(automatic_output_row_split(base + 4, 100, 65, 65, 4, 64, 32) == at_aligned);
+  // 16-byte elements (4-byte aligned ones included), 24- and 32-byte elements: the
+  // latter two have nothing to align to.
+  CHECK(automatic_output_row_split(base, 100, 1000, 1001, 16, 32, 32) == at_aligned);
+  CHECK(automatic_output_row_split(base + 4, 100, 1000, 1002, 16, 32, 32) == at_aligned);
+  CHECK(automatic_output_row_split(base, 100, 1000, 1002, 16, 32, 32) == at_tiles);
+  CHECK(automatic_output_row_split(base + 8, 100, 1000, 1001, 24, 32, 32) == at_tiles);
+  CHECK(automatic_output_row_split(base + 8, 100, 1000, 1001, 32, 32, 32) == at_tiles);
+  // No alignment (a policy that splits at tiles): never.
+  CHECK(automatic_output_row_split(base + 4, 100, 1000, 1001, 4, 64, 0) == at_tiles);
+}
+
+TEST_CASE("aligned outputs run the default's own kernel; policies that fix the split keep theirs") {
+  using foundry::transpose_policy;
+  using foundry::detail::misaligned_output_policy;
+  using foundry::detail::transpose_kernel;
+  using foundry::detail::transpose_kernel_for;
+  float* p = fake_pointer<float>();  // 2^20: aligned to far more than 32 bytes
+  const matrix_view<float> aligned{p, 16384, 16384, 16384};
+  const matrix_view<float> odd_pitch{p, 16385, 16383, 16383};
+  const matrix_view<float> odd_base{p + 1, 16384, 16384, 16384};
+  CHECK(transpose_kernel_for<transpose_policy>(aligned) == transpose_kernel<transpose_policy, float>);
+  CHECK(transpose_kernel_for<transpose_policy>(odd_pitch) ==
+        transpose_kernel<misaligned_output_policy<transpose_policy>, float>);
+  CHECK(transpose_kernel_for<transpose_policy>(odd_base) ==
+        transpose_kernel<misaligned_output_policy<transpose_policy>, float>);
+  // store_alignment_bytes set to 32 or to 0: the same kernel for every output.
+  for (const auto& out : {aligned, odd_pitch, odd_base}) {
+    CHECK(transpose_kernel_for<store32_policy>(out) == transpose_kernel<store32_policy, float>);
+    CHECK(transpose_kernel_for<tile128x32_policy>(out) == transpose_kernel<tile128x32_policy, float>);
+  }
+  // A 24-byte element: the default's kernel at any alignment.
+  const matrix_view<triple> triples{fake_pointer<triple>(), 1001, 1001, 1001};
+  CHECK(transpose_kernel_for<transpose_policy>(triples) == transpose_kernel<transpose_policy, triple>);
 }
 
 TEST_CASE("aligned split points cut every output row into consecutive runs at aligned addresses") {

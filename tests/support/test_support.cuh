@@ -98,6 +98,11 @@ template <>
 inline __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
   return __float2bfloat16_rn(x);
 }
+template <>
+inline float from_float<float>(float x) {
+  return x;
+}
+inline float to_float(float x) { return x; }
 inline float to_float(__half x) { return __half2float(x); }
 inline float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
 

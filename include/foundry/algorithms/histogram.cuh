@@ -100,13 +100,14 @@ struct histogram_policy {
   /// 16-byte vectors each thread loads before it counts any (4 × 16 bytes in
   /// flight, 64 samples of 8 bits). Not yet measured on the H200.
   static constexpr int vectors_in_flight = 4;
-  /// Blocks (= shared-memory histograms) per SM, at most: fewer when their
-  /// histograms do not fit the SM's shared memory. Not yet measured on the H200.
+  /// Grid blocks (= shared-memory histograms) per SM, at most: fewer when their
+  /// histograms do not fit the SM's shared memory. The grid is persistent, so the
+  /// kernel's `__launch_bounds__` asks for this residency too. Not yet measured on the H200.
   static constexpr int blocks_per_sm = 4;
   /// 8-bit samples (their own kernel, `detail::histogram_bytes_kernel`): threads per
   /// block; each warp owns 16 KiB of lane-private counters.
   static constexpr int byte_block_threads = 128;
-  /// 8-bit samples: blocks per SM (3 × 65 KiB of shared memory).
+  /// 8-bit samples: grid blocks per SM (3 × 65 KiB of shared memory).
   static constexpr int byte_blocks_per_sm = 3;
   /// 8-bit samples: tiles a block counts between two folds of its lane-private
   /// 16-bit counters; capped below where one could overflow (1022 tiles).

@@ -26,7 +26,13 @@
 /// `look_back_tiles_per_lane` at a time (folding their totals until it meets a
 /// tile that has published its inclusive prefix, sleeping `poll_delay_ns` between
 /// polls), and publishes its own inclusive prefix. Every thread then scans its
-/// vectors again from shared memory, from its prefix, and stores them. Tiles take
+/// vectors again from shared memory, from its prefix, and stores them. That is the
+/// default, striped arrangement; in the blocked one (`scan_blocked_policy`, CUB's
+/// arrangement) each thread owns `vectors_in_flight` consecutive vectors (warps
+/// copy 32 consecutive vectors per instruction into their owners' slots), folds
+/// them in order, and the block scans one total per thread (a warp scan, then the
+/// warp totals) before warp 0 publishes and looks back; the scanned vectors go out
+/// through the same slots. Tiles take
 /// their index from an atomic counter, so a tile only ever waits for tiles that
 /// started before it (`tiles_in_block_order` trades that guarantee for one atomic
 /// per tile, as CUB does). A first, small kernel resets the tile states; both
@@ -39,6 +45,7 @@
 /// Speed on the H200: 0.60-0.71× CUB's `DeviceScan` from 2^24 to 2^30 elements
 /// (2.2 TB/s read + written for 2^28 floats; CUB 3.1). The tile shapes, look-back windows
 /// and delays below measured within 10% of one another; the look-back is what limits it.
+/// The blocked arrangement has not been measured yet.
 
 #include <foundry/algorithms/detail/checks.cuh>
 #include <foundry/block/block_load.cuh>
@@ -72,14 +79,29 @@
 
 namespace foundry {
 
+/// Which thread of a scan tile's block holds which of the tile's vectors.
+enum class scan_tile_arrangement {
+  /// Thread t holds vectors t, t + block_threads, ...: each thread folds each of its
+  /// vectors, each warp scans its lanes' totals once per vector, and warp 0 scans
+  /// the `vectors_in_flight × warps` warp totals.
+  striped,
+  /// Thread t holds `vectors_in_flight` consecutive vectors (copied in and out
+  /// striped, through shared memory): each thread folds all its elements in order,
+  /// and the block scans one total per thread (one warp scan per warp, then the
+  /// warp totals), as CUB's `BLOCK_LOAD_WARP_TRANSPOSE` with `BLOCK_SCAN_WARP_SCANS`.
+  blocked,
+};
+
 /// Launch policy of the scans. The candidates measured on the H200 are rows of
 /// bench/bench_scan.cu; see the file's comment for where they stand.
 struct scan_policy {
+  /// Which thread holds which vectors of a tile.
+  static constexpr scan_tile_arrangement tile_arrangement = scan_tile_arrangement::striped;
   /// Threads per block: 8 warps.
   static constexpr int block_threads = 256;
-  /// 16-byte vectors per thread in a tile. Warp 0 scans one total per warp and
-  /// vector: `vectors_in_flight × block_threads / 32` must be at most 32 or a
-  /// multiple of 32.
+  /// 16-byte vectors per thread in a tile. Striped: warp 0 scans one total per warp
+  /// and vector, so `vectors_in_flight × block_threads / 32` must be at most 32 or
+  /// a multiple of 32.
   static constexpr int vectors_in_flight = 4;
   /// Bytes per access of the wider of the input and output types.
   static constexpr int vector_bytes = 16;
@@ -94,9 +116,31 @@ struct scan_policy {
   /// tile has published nothing yet (0: poll at once). Sleeping leaves the L2 to
   /// the tiles' loads and stores instead of to hundreds of spinning warps.
   static constexpr unsigned poll_delay_ns = 500;
+  /// Grids of fewer tiles poll without sleeping (0: every grid sleeps).
+  static constexpr std::uint32_t poll_delay_min_tiles = 0;
   /// Nanoseconds a tile sleeps between publishing its total and its first look
   /// back, in grids of at least 512 tiles, where its neighbours are still loading.
   static constexpr unsigned first_look_delay_ns = 1000;
+};
+
+/// The blocked arrangement in CUB's sm_90 shape for 4-byte sums (`DeviceScan`,
+/// CCCL 3.0: 128 threads × 24 items, delays of 688 ns between polls and 1140 ns
+/// before the first look, neither in grids of fewer than 500 tiles): 128 threads ×
+/// 6 vectors of 16 bytes, 12 KiB a tile. Not yet measured on a GPU:
+/// bench_scan's `foundry_blocked` rows set it beside the default.
+struct scan_blocked_policy : scan_policy {
+  /// Each thread folds its own consecutive elements; one block scan a tile.
+  static constexpr scan_tile_arrangement tile_arrangement = scan_tile_arrangement::blocked;
+  /// Threads per block: 4 warps.
+  static constexpr int block_threads = 128;
+  /// 16-byte vectors per thread: 24 floats.
+  static constexpr int vectors_in_flight = 6;
+  /// CUB's delay between polls (sm_90, 4-byte values).
+  static constexpr unsigned poll_delay_ns = 688;
+  /// Grids of fewer tiles poll without sleeping, as CUB's do (below 500 blocks).
+  static constexpr std::uint32_t poll_delay_min_tiles = 512;
+  /// CUB's delay before the first look (sm_90, 4-byte values).
+  static constexpr unsigned first_look_delay_ns = 1140;
 };
 
 namespace detail {
@@ -174,8 +218,9 @@ __global__ void reset_tile_states_kernel(tile_states<T> states, std::uint32_t ti
 /// prefix among them; a suffix scan over the lanes keeps the order of the tiles.
 /// Wider windows let a prefix reach more tiles per round trip to the L2, which
 /// bounds how fast prefixes travel through the grid.
+/// `sleeps`: whether to sleep between polls at all (grids too small to need it poll at once).
 template <int TilesPerLane, unsigned PollDelayNs, class T, class Op>
-__device__ T look_back(const tile_states<T>& states, std::uint32_t tile, Op& op) {
+__device__ T look_back(const tile_states<T>& states, std::uint32_t tile, Op& op, bool sleeps) {
   constexpr std::int64_t window_tiles = std::int64_t{warp_threads} * TilesPerLane;
   const int lane = lane_id();
   const partial_result_op<Op> fold{op};
@@ -194,7 +239,9 @@ __device__ T look_back(const tile_states<T>& states, std::uint32_t tile, Op& op)
         waiting |= statuses[j] == status_invalid;
       }
       if (!__any_sync(full_warp_mask, waiting)) break;
-      if constexpr (PollDelayNs > 0) __nanosleep(PollDelayNs);
+      if constexpr (PollDelayNs > 0) {
+        if (sleeps) __nanosleep(PollDelayNs);
+      }
     }
     partial_result<T> mine{T{}, false};  // this lane's tiles, from its last prefix on
     bool has_prefix = false;
@@ -228,6 +275,72 @@ __device__ T look_back(const tile_states<T>& states, std::uint32_t tile, Op& op)
   }
 }
 
+/// The tile this block scans: its block index (`Policy::tiles_in_block_order`) or
+/// the next index of the atomic counter, shared through `shared_tile`. Every thread
+/// of the block calls it (it contains a barrier).
+template <class Policy, class T>
+__device__ std::uint32_t take_tile([[maybe_unused]] const tile_states<T>& states, [[maybe_unused]] std::uint32_t tiles,
+                                   [[maybe_unused]] std::uint32_t& shared_tile) {
+  if constexpr (Policy::tiles_in_block_order) {
+    return blockIdx.x;
+  } else {
+    if (threadIdx.x == 0) shared_tile = tiles == 1 ? 0u : atomicAdd(states.next_tile, 1u);
+    __syncthreads();
+    return shared_tile;
+  }
+}
+
+/// Copies the vector at `src` (global memory) to `dst` (shared memory) without
+/// passing through registers where `cp.async` moves its size (4, 8 or 16 bytes)
+/// and the vector is aligned to its size (not a lone 8-byte struct of 4-byte
+/// alignment: `moves_as_raw_v`); the caller commits and waits
+/// (`__pipeline_commit`, `__pipeline_wait_prior`).
+template <int N, class T>
+__device__ void stage_vector(aligned_vector<T, N>* dst, const T* src) {
+  constexpr std::size_t bytes = sizeof(aligned_vector<T, N>);
+  if constexpr ((bytes == 4 || bytes == 8 || bytes == 16) && moves_as_raw_v<T, N>) {
+    __pipeline_memcpy_async(dst, src, bytes);
+  } else {
+    *dst = load_vector<N>(src);
+  }
+}
+
+/// One thread scans the scalars `[first, last)` of `in` into `out` from `prefix`
+/// (the head before the first vector, or the tail after the last); returns the
+/// prefix through them.
+template <scan_kind Kind, class In, class Out, class Op>
+__device__ partial_result<Out> scan_scalars(const In* in, Out* out, std::uint64_t first, std::uint64_t last,
+                                            partial_result<Out> prefix, Op& op) {
+  for (std::uint64_t i = first; i < last; ++i) {
+    const Out x = convert_to<Out>(in[i]);
+    if constexpr (Kind == scan_kind::exclusive) out[i] = prefix.value;
+    prefix.fold(x, op);
+    if constexpr (Kind == scan_kind::inclusive) out[i] = prefix.value;
+  }
+  return prefix;
+}
+
+/// Warp 0 of every tile but the first, once it has the tile's total: publishes
+/// the total, sleeps `first_look_delay_ns` in grids of at least 512 tiles (where
+/// its neighbours are still loading), looks back, and publishes the tile's
+/// inclusive prefix (the last tile publishes nothing: no tile reads it). Returns
+/// the tile's exclusive prefix in every lane.
+template <class Policy, class T, class Op>
+__device__ T resolve_tile_prefix(const tile_states<T>& states, std::uint32_t tile, std::uint32_t tiles,
+                                 const T& tile_total, Op& op) {
+  const bool last_tile = tile == tiles - 1;
+  const int lane = lane_id();
+  if (lane == 0 && !last_tile) states.publish(tile, status_total, tile_total);
+  if constexpr (Policy::first_look_delay_ns > 0) {
+    if (tiles >= 512) __nanosleep(Policy::first_look_delay_ns);
+  }
+  // Signed, because the minimum may be 0 (a comparison that EDG calls pointless).
+  const bool sleeps = std::int64_t{tiles} >= std::int64_t{Policy::poll_delay_min_tiles};
+  const T prefix = look_back<Policy::look_back_tiles_per_lane, Policy::poll_delay_ns>(states, tile, op, sleeps);
+  if (lane == 0 && !last_tile) states.publish(tile, status_prefix, op(prefix, tile_total));
+  return prefix;
+}
+
 /// The shared memory of the scan kernel: the warp totals of the tile in order
 /// (vector-major), then their exclusive prefixes, and values thread 0 shares.
 template <class T, int Segments>
@@ -259,12 +372,7 @@ __global__ void __launch_bounds__(Policy::block_threads)
   wait_for_prior_grids();
   const int lane = lane_id();
   const int warp = static_cast<int>(threadIdx.x) / warp_threads;
-  std::uint32_t tile = blockIdx.x;
-  if constexpr (!Policy::tiles_in_block_order) {
-    if (threadIdx.x == 0) shared.tile = tiles == 1 ? 0u : atomicAdd(states.next_tile, 1u);
-    __syncthreads();
-    tile = shared.tile;
-  }
+  const std::uint32_t tile = take_tile<Policy>(states, tiles, shared.tile);
   const bool last_tile = tile == tiles - 1;
   const std::uint64_t first_vector = std::uint64_t{tile} * tile_t::vectors;
   const std::uint64_t left = split.vectors - first_vector;
@@ -278,15 +386,7 @@ __global__ void __launch_bounds__(Policy::block_threads)
   const In* const tile_in = split.body(in) + first_vector * N;
 #pragma unroll
   for (int u = 0; u < vectors; ++u) {
-    if (tile_t::is_valid(u, valid)) {
-      if constexpr (sizeof(aligned_vector<In, N>) == 4 || sizeof(aligned_vector<In, N>) == 8 ||
-                    sizeof(aligned_vector<In, N>) == 16) {
-        __pipeline_memcpy_async(staged + u * Policy::block_threads, tile_in + tile_t::index(u) * N,
-                                sizeof(aligned_vector<In, N>));
-      } else {
-        staged[u * Policy::block_threads] = load_vector<N>(tile_in + tile_t::index(u) * N);
-      }
-    }
+    if (tile_t::is_valid(u, valid)) stage_vector<N>(staged + u * Policy::block_threads, tile_in + tile_t::index(u) * N);
   }
   __pipeline_commit();
   __pipeline_wait_prior(0);
@@ -325,12 +425,7 @@ __global__ void __launch_bounds__(Policy::block_threads)
     partial_result<Out> prefix{init, Kind == scan_kind::exclusive};
     if (tile == 0) {
       if (lane == 0) {  // the scalar head comes first
-        for (std::uint64_t i = 0; i < split.head; ++i) {
-          const Out x = convert_to<Out>(in[i]);
-          if constexpr (Kind == scan_kind::exclusive) out[i] = prefix.value;
-          prefix.fold(x, op);
-          if constexpr (Kind == scan_kind::inclusive) out[i] = prefix.value;
-        }
+        prefix = scan_scalars<Kind>(in, out, 0, split.head, prefix, op);
         if (!last_tile) {
           states.publish(0, status_prefix, prefix.valid ? op(prefix.value, tile_total) : tile_total);
         }
@@ -338,13 +433,7 @@ __global__ void __launch_bounds__(Policy::block_threads)
       prefix.valid = shuffle_index(prefix.valid, 0);
       prefix.value = shuffle_index(prefix.value, 0);
     } else {
-      if (lane == 0 && !last_tile) states.publish(tile, status_total, tile_total);
-      if constexpr (Policy::first_look_delay_ns > 0) {
-        if (tiles >= 512) __nanosleep(Policy::first_look_delay_ns);
-      }
-      prefix = partial_result<Out>{look_back<Policy::look_back_tiles_per_lane, Policy::poll_delay_ns>(states, tile, op),
-                                   true};
-      if (lane == 0 && !last_tile) states.publish(tile, status_prefix, op(prefix.value, tile_total));
+      prefix = partial_result<Out>{resolve_tile_prefix<Policy>(states, tile, tiles, tile_total, op), true};
     }
     // The prefix of each segment: the tile's, the lanes' before it, this lane's before it.
     const Out lanes_exclusive = shuffle_up(lanes_inclusive, 1u);
@@ -390,19 +479,183 @@ __global__ void __launch_bounds__(Policy::block_threads)
       if (valid > 0 && tile_t::index(u) == valid - 1) shared.tail_prefix = vector_inclusive[u];
     }
     __syncthreads();
-    if (threadIdx.x == 0) {
-      partial_result<Out> prefix = shared.tail_prefix;
-      for (std::uint64_t i = split.tail_begin(); i < split.n; ++i) {
-        const Out x = convert_to<Out>(in[i]);
-        if constexpr (Kind == scan_kind::exclusive) out[i] = prefix.value;
-        prefix.fold(x, op);
-        if constexpr (Kind == scan_kind::inclusive) out[i] = prefix.value;
-      }
-    }
+    if (threadIdx.x == 0) scan_scalars<Kind>(in, out, split.tail_begin(), split.n, shared.tail_prefix, op);
   }
 }
 
-/// Bytes of scratch for `tiles` tile states of `T`, each array on a 16-byte boundary.
+/// Where the blocked arrangement keeps a tile in shared memory, in vector slots:
+/// thread t owns the tile's vectors `t × VectorsPerThread + u` and keeps them in
+/// slots `t × stride + u`, `stride` being `VectorsPerThread` rounded up to an odd
+/// number, so that a warp reading its lanes' u-th vectors (t × stride + u) touches
+/// every bank once for 4-, 8- and 16-byte vectors; a warp writing 32 consecutive
+/// vectors (striped) touches each bank at most twice.
+template <int BlockThreads, int VectorsPerThread>
+struct blocked_scan_layout {
+  static_assert(BlockThreads > 0 && BlockThreads % warp_threads == 0 && VectorsPerThread > 0,
+                "a blocked scan tile is whole warps of at least one vector each");
+  /// Slots between the first vectors of two consecutive threads.
+  static constexpr int stride = VectorsPerThread | 1;
+  /// Slots of the whole tile, unused ones included.
+  static constexpr int slots = BlockThreads * stride;
+  /// The slot of the tile's vector `v`.
+  [[nodiscard]] __host__ __device__ static constexpr int slot(int v) noexcept {
+    return v / VectorsPerThread * stride + v % VectorsPerThread;
+  }
+};
+
+/// The staged tile of the blocked arrangement: the input's vectors, and the
+/// scanned output's in the same slots (the same bytes when the two vectors have
+/// the same size: each thread overwrites only slots it has read).
+template <class Policy, int N, class In, class Out>
+struct blocked_scan_staging {
+  using layout = blocked_scan_layout<Policy::block_threads, Policy::vectors_in_flight>;
+  static constexpr bool in_place = sizeof(aligned_vector<In, N>) == sizeof(aligned_vector<Out, N>);
+  /// Byte offset of the output slots.
+  static constexpr std::size_t out_offset =
+      in_place ? 0 : round_up<std::size_t>(std::size_t{layout::slots} * sizeof(aligned_vector<In, N>), 16);
+  /// Dynamic shared memory of the kernel.
+  static constexpr std::size_t bytes = out_offset + std::size_t{layout::slots} * sizeof(aligned_vector<Out, N>);
+};
+
+/// The shared memory of the blocked scan kernel besides the staged tile.
+template <class T, int Warps>
+struct blocked_scan_storage {
+  T warp_total[Warps];
+  partial_result<T> tile_prefix;
+  partial_result<T> tail_prefix;
+  std::uint32_t tile;
+};
+
+/// One tile of the scan, blocked arrangement: the tile's critical path (loaded,
+/// total published, prefix published) holds one warp scan and one barrier, and the
+/// inclusive prefix goes out as soon as the look-back returns.
+template <class Policy, int N, scan_kind Kind, class In, class Out, class Op>
+__global__ void __launch_bounds__(Policy::block_threads)
+    blocked_scan_kernel(vector_split<N> split, const In* in, Out* out, Out init, Op op, tile_states<Out> states,
+                        std::uint32_t tiles) {
+  using staging = blocked_scan_staging<Policy, N, In, Out>;
+  using layout = typename staging::layout;
+  using in_vector = aligned_vector<In, N>;
+  using out_vector = aligned_vector<Out, N>;
+  constexpr int vectors = Policy::vectors_in_flight;
+  constexpr int warps = Policy::block_threads / warp_threads;
+  constexpr int tile_vectors = Policy::block_threads * vectors;
+  __shared__ blocked_scan_storage<Out, warps> shared;
+  extern __shared__ __align__(16) unsigned char scan_staged_raw[];
+  auto* const staged_in = reinterpret_cast<in_vector*>(scan_staged_raw);
+  auto* const staged_out = reinterpret_cast<out_vector*>(scan_staged_raw + staging::out_offset);
+
+  allow_dependent_launch();
+  wait_for_prior_grids();
+  const int lane = lane_id();
+  const int warp = static_cast<int>(threadIdx.x) / warp_threads;
+  const std::uint32_t tile = take_tile<Policy>(states, tiles, shared.tile);
+  const bool last_tile = tile == tiles - 1;
+  const std::uint64_t first_vector = std::uint64_t{tile} * tile_vectors;
+  const std::uint64_t left = split.vectors - first_vector;
+  const int valid = static_cast<int>(left < tile_vectors ? left : tile_vectors);
+
+  // 1. Warp w copies the tile's vectors [w × 32 × vectors, (w + 1) × 32 × vectors),
+  //    32 consecutive ones per instruction, into their owners' slots: its own lanes',
+  //    so a warp barrier is enough before they read them.
+  const int warp_first = warp * warp_threads * vectors;
+  const In* const tile_in = split.body(in) + first_vector * N;
+#pragma unroll
+  for (int j = 0; j < vectors; ++j) {
+    const int v = warp_first + j * warp_threads + lane;
+    if (v < valid) stage_vector<N>(staged_in + layout::slot(v), tile_in + static_cast<std::uint64_t>(v) * N);
+  }
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
+  __syncwarp();
+  const int own_first = static_cast<int>(threadIdx.x) * vectors;  // the tile's index of this thread's first vector
+  const int own_slot = static_cast<int>(threadIdx.x) * layout::stride;
+  const auto own_vector = [&](int u) {  // past the end of the last tile: value-initialised
+    in_vector raw{};
+    if (own_first + u < valid) raw = staged_in[own_slot + u];
+    return raw;
+  };
+
+  // 2. This thread's total: each vector's, then neighbours pairwise (order kept, so
+  //    associativity is enough; log2(vectors) steps deep instead of vectors × N).
+  //    Then one block scan of the threads' totals.
+  Out totals[vectors];
+#pragma unroll
+  for (int u = 0; u < vectors; ++u) {
+    const in_vector raw = own_vector(u);
+    totals[u] = convert_to<Out>(raw[0]);
+#pragma unroll
+    for (int k = 1; k < N; ++k) totals[u] = op(totals[u], convert_to<Out>(raw[k]));
+  }
+#pragma unroll
+  for (int step = 1; step < vectors; step *= 2) {
+#pragma unroll
+    for (int u = 0; u + step < vectors; u += 2 * step) totals[u] = op(totals[u], totals[u + step]);
+  }
+  const Out lane_inclusive = warp_scan<Out>().inclusive_scan(totals[0], op);
+  const Out lower_lanes = shuffle_up(lane_inclusive, 1u);
+  if (lane == warp_threads - 1) shared.warp_total[warp] = lane_inclusive;
+  __syncthreads();
+
+  // 3. Warp 0 publishes the tile's total, looks back and publishes its inclusive
+  //    prefix (tile 0: scans the scalar head first); the other warps wait.
+  if (warp == 0) {
+    Out tile_total = shared.warp_total[0];
+#pragma unroll
+    for (int w = 1; w < warps; ++w) tile_total = op(tile_total, shared.warp_total[w]);
+    partial_result<Out> prefix{init, Kind == scan_kind::exclusive};
+    if (tile == 0) {
+      if (lane == 0) {
+        prefix = scan_scalars<Kind>(in, out, 0, split.head, prefix, op);
+        if (!last_tile) states.publish(0, status_prefix, prefix.valid ? op(prefix.value, tile_total) : tile_total);
+      }
+    } else {
+      prefix = partial_result<Out>{resolve_tile_prefix<Policy>(states, tile, tiles, tile_total, op), true};
+    }
+    if (lane == 0) shared.tile_prefix = prefix;
+  }
+  partial_result<Out> within_tile{init, false};  // the warps before this thread's, then its lanes before it
+#pragma unroll
+  for (int w = 0; w < warps - 1; ++w) {
+    if (w < warp) within_tile.fold(shared.warp_total[w], op);
+  }
+  if (lane > 0) within_tile.fold(lower_lanes, op);
+  __syncthreads();
+
+  // 4. Each thread scans its vectors again, from shared memory and its prefix, into
+  //    the same slots; each warp stores its 32 × vectors consecutive vectors striped.
+  partial_result<Out> running = partial_result_op<Op>{op}(shared.tile_prefix, within_tile);
+  const int tail_vector = last_tile && split.tail_begin() < split.n ? valid - 1 - own_first : -1;
+#pragma unroll
+  for (int u = 0; u < vectors; ++u) {
+    const in_vector raw = own_vector(u);
+    out_vector result;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      if constexpr (Kind == scan_kind::exclusive) result[k] = running.value;
+      running.fold(convert_to<Out>(raw[k]), op);
+      if constexpr (Kind == scan_kind::inclusive) result[k] = running.value;
+    }
+    staged_out[own_slot + u] = result;
+    if (u == tail_vector) shared.tail_prefix = running;  // through the last whole vector
+  }
+  __syncwarp();
+  Out* const tile_out = split.body(out) + first_vector * N;
+#pragma unroll
+  for (int j = 0; j < vectors; ++j) {
+    const int v = warp_first + j * warp_threads + lane;
+    if (v < valid) store_vector(tile_out + static_cast<std::uint64_t>(v) * N, staged_out[layout::slot(v)]);
+  }
+
+  // 5. The last tile's thread 0 scans the scalar tail.
+  if (last_tile && split.tail_begin() < split.n) {
+    if (valid == 0 && threadIdx.x == 0) shared.tail_prefix = shared.tile_prefix;
+    __syncthreads();
+    if (threadIdx.x == 0) scan_scalars<Kind>(in, out, split.tail_begin(), split.n, shared.tail_prefix, op);
+  }
+}
+
+/// Bytes of workspace for `tiles` tile states of `T`, each array on a 16-byte boundary.
 template <class T>
 std::size_t tile_states_bytes(std::uint64_t tiles) {
   const std::size_t n = static_cast<std::size_t>(tiles);
@@ -413,9 +666,9 @@ std::size_t tile_states_bytes(std::uint64_t tiles) {
 }
 
 template <class T>
-tile_states<T> carve_tile_states(std::byte* scratch, std::uint64_t tiles) {
+tile_states<T> carve_tile_states(std::byte* workspace, std::uint64_t tiles) {
   const std::size_t n = static_cast<std::size_t>(tiles);
-  auto at = round_up<std::uintptr_t>(reinterpret_cast<std::uintptr_t>(scratch), 16);
+  auto at = round_up<std::uintptr_t>(reinterpret_cast<std::uintptr_t>(workspace), 16);
   tile_states<T> states{};
   if constexpr (tile_states<T>::packed) {
     states.words = reinterpret_cast<unsigned long long*>(at);
@@ -442,12 +695,12 @@ std::uint64_t scan_tile_count(std::uint64_t n, int vector_elements) {
 
 /// Resets the tile states and enqueues one block per tile.
 template <class Policy, int N, scan_kind Kind, class In, class Out, class Op>
-void enqueue_scan(vector_split<N> split, const In* in, Out* out, Out init, Op op, std::byte* scratch,
+void enqueue_scan(vector_split<N> split, const In* in, Out* out, Out init, Op op, std::byte* workspace,
                   cuda::stream_ref s) {
   constexpr std::uint64_t tile_vectors = std::uint64_t{Policy::block_threads} * Policy::vectors_in_flight;
   const std::uint64_t tiles = std::max<std::uint64_t>(1, ceil_div(split.vectors, tile_vectors));
   FOUNDRY_EXPECTS(tiles <= max_grid_x, "scan input is too large: " + std::to_string(split.n) + " elements");
-  const tile_states<Out> states = carve_tile_states<Out>(scratch, tiles);
+  const tile_states<Out> states = carve_tile_states<Out>(workspace, tiles);
   if (tiles > 1) {  // one tile publishes nothing, reads nothing, and takes index 0 from its block index
     launch_config reset = make_launch_config_1d(tiles, 256, resident_grid_blocks(4));
     reset.dependency = launch_dependency::programmatic;
@@ -456,11 +709,17 @@ void enqueue_scan(vector_split<N> split, const In* in, Out* out, Out init, Op op
   launch_config c;
   c.grid = dim3(static_cast<std::uint32_t>(tiles), 1, 1);
   c.block = dim3(Policy::block_threads, 1, 1);
-  c.dynamic_shared_bytes =
-      std::size_t{Policy::block_threads} * Policy::vectors_in_flight * sizeof(aligned_vector<In, N>);
   c.dependency = launch_dependency::programmatic;
-  launch(s, c, scan_kernel<Policy, N, Kind, In, Out, Op>, split, in, out, init, op, states,
-         static_cast<std::uint32_t>(tiles));
+  if constexpr (Policy::tile_arrangement == scan_tile_arrangement::blocked) {
+    c.dynamic_shared_bytes = blocked_scan_staging<Policy, N, In, Out>::bytes;
+    launch(s, c, blocked_scan_kernel<Policy, N, Kind, In, Out, Op>, split, in, out, init, op, states,
+           static_cast<std::uint32_t>(tiles));
+  } else {
+    c.dynamic_shared_bytes =
+        std::size_t{Policy::block_threads} * Policy::vectors_in_flight * sizeof(aligned_vector<In, N>);
+    launch(s, c, scan_kernel<Policy, N, Kind, In, Out, Op>, split, in, out, init, op, states,
+           static_cast<std::uint32_t>(tiles));
+  }
 }
 
 template <class Policy, scan_kind Kind, class In, std::size_t InExtent, class Out, std::size_t OutExtent, class Op>
@@ -479,23 +738,23 @@ void scan(cuda::std::span<In, InExtent> in, cuda::std::span<Out, OutExtent> out,
   expect_device_accessible(out, device, "scan output");
   constexpr int n_vector = common_vector_elements_v<Policy::vector_bytes, T, Out>;
   const std::uint64_t n = in.size();
-  device_buffer<std::byte> scratch(tile_states_bytes<Out>(scan_tile_count<Policy>(n, 1)), s);
+  device_buffer<std::byte> workspace(tile_states_bytes<Out>(scan_tile_count<Policy>(n, 1)), s);
   const T* src = in.data();
   if constexpr (n_vector > 1) {
     if (same_vector_phase<n_vector>(src, out.data())) {
       enqueue_scan<Policy, n_vector, Kind>(split_for_vectors<n_vector>(src, n), src, out.data(), init, op,
-                                           scratch.data(), s);
+                                           workspace.data(), s);
       return;
     }
   }
-  enqueue_scan<Policy, 1, Kind>(split_for_vectors<1>(src, n), src, out.data(), init, op, scratch.data(), s);
+  enqueue_scan<Policy, 1, Kind>(split_for_vectors<1>(src, n), src, out.data(), init, op, workspace.data(), s);
 }
 
 }  // namespace detail
 
 /// `out[i] = in[0] ⊕ ... ⊕ in[i]` for every i, with `op` associative (not
 /// necessarily commutative), accumulated in the output's element type. `out` may
-/// be `in` (in place). Asynchronous on `s`; allocates its scratch (one state per
+/// be `in` (in place). Asynchronous on `s`; allocates its workspace (one state per
 /// tile) stream-ordered on `s`.
 /// Throws `std::invalid_argument` if the sizes differ, a span with elements has a
 /// null pointer, or the spans overlap other than exactly; `cuda_error` if an

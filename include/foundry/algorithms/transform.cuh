@@ -78,7 +78,7 @@ struct transform_policy {
 };
 
 /// Launch policy of `device_copy`: a non-persistent grid in which each block
-/// copies one contiguous chunk of `block_threads × vectors_per_thread × 16` bytes.
+/// copies one contiguous chunk of `block_threads × vectors_in_flight × 16` bytes.
 /// Lead on the H200: this shape reached 0.98× cudaMemcpy D2D at 1 GiB, where
 /// persistent grid-stride loops stayed at 0.92–0.93×. foundry's figure, measured on
 /// the H200, 2026-12-02, at 1 GiB: 4140 GB/s (row copy/foundry/1073741824) against
@@ -90,14 +90,22 @@ struct device_copy_policy {
   /// 4.235 TB/s): 512 threads × 4 vectors 4.139 TB/s (0.977×); 256 × 2 4.126;
   /// 128 × 8 4.128; 256 × 4 4.097; 256 × 8 4.074.
   static constexpr int block_threads = 512;
-  /// 16-byte vectors per thread, all loaded before any is stored.
-  static constexpr int vectors_per_thread = 4;
+  /// 16-byte vectors each thread loads before it stores any (its share of the chunk).
+  static constexpr int vectors_in_flight = 4;
 };
 
 namespace detail {
 
 template <class T>
 using element_t = std::remove_const_t<T>;
+
+/// Whether `Policy` has a member `vectors_per_thread`: a policy names the loads a thread
+/// has in flight `vectors_in_flight` (ARCHITECTURE.md, "Policy vocabulary"), so a copy
+/// policy's `vectors_per_thread` is a tuning from before the rename that no kernel reads.
+template <class Policy, class = void>
+inline constexpr bool has_vectors_per_thread = false;
+template <class Policy>
+inline constexpr bool has_vectors_per_thread<Policy, std::void_t<decltype(Policy::vectors_per_thread)>> = true;
 
 /// Loads vector `i` of every input (for N == 1 a plain scalar load, no alignment needed).
 template <int N, class... In>
@@ -149,7 +157,7 @@ __global__ void __launch_bounds__(Policy::block_threads)
 }
 
 /// Grid-stride configuration: enough blocks for `work_items` threads (at least
-/// one block), capped at `Policy::blocks_per_sm` resident blocks per SM, with the
+/// one block), capped at `Policy::blocks_per_sm` grid blocks per SM, with the
 /// policy's launch dependency (the kernels wait for prior grids first either way).
 template <class Policy>
 launch_config transform_launch_config(std::uint64_t work_items) {
@@ -211,13 +219,13 @@ struct iota_op {
 };
 
 /// Copies `split.n` bytes of `src` to `dst`, both at the same offset modulo 16:
-/// the aligned body is cut into chunks of `block_threads × vectors_per_thread`
+/// the aligned body is cut into chunks of `block_threads × vectors_in_flight`
 /// 16-byte vectors, one per block, each thread loading all its vectors before
 /// storing any; the head and tail go byte by byte to the grid's first threads.
 template <class Policy>
 __global__ void __launch_bounds__(Policy::block_threads)
     device_copy_kernel(vector_split<16> split, unsigned char* dst, const unsigned char* src) {
-  constexpr int per_thread = Policy::vectors_per_thread;
+  constexpr int per_thread = Policy::vectors_in_flight;
   constexpr std::uint64_t chunk = std::uint64_t{Policy::block_threads} * per_thread;
   allow_dependent_launch();
   wait_for_prior_grids();
@@ -333,6 +341,7 @@ template <class Policy = device_copy_policy, class T, std::size_t DstExtent, cla
 void device_copy(cuda::std::span<T, DstExtent> dst, cuda::std::span<U, SrcExtent> src, cuda::stream_ref s) {
   static_assert(std::is_same_v<std::remove_const_t<U>, T>, "device_copy copies between spans of the same type");
   static_assert(std::is_trivially_copyable_v<T>, "device_copy needs trivially copyable elements");
+  static_assert(!detail::has_vectors_per_thread<Policy>, "device_copy_policy names its loads vectors_in_flight");
   FOUNDRY_NVTX_FUNCTION_RANGE();
   detail::expect_device_span(dst, "device_copy destination");
   detail::expect_device_span(src, "device_copy source");
@@ -351,7 +360,7 @@ void device_copy(cuda::std::span<T, DstExtent> dst, cuda::std::span<U, SrcExtent
     return;
   }
   const auto split = split_for_vectors<16>(src_bytes, src.size_bytes());
-  const std::uint64_t chunk_vectors = std::uint64_t{Policy::block_threads} * Policy::vectors_per_thread;
+  const std::uint64_t chunk_vectors = std::uint64_t{Policy::block_threads} * Policy::vectors_in_flight;
   // At least one block: its first threads also copy the unaligned head and tail.
   const std::uint64_t blocks = std::max<std::uint64_t>(1, ceil_div<std::uint64_t>(split.vectors, chunk_vectors));
   launch_config c = make_launch_config_1d(blocks * Policy::block_threads, Policy::block_threads);

@@ -32,9 +32,9 @@
 ///     (`blocks_per_sm` × SMs) walks tiles of the body
 ///     (`block_striped_tile`: `vectors_in_flight` vectors per thread and input,
 ///     all issued before any is used), folds them in registers, and
-///     `block_reduce` leaves one partial per block in scratch.
+///     `block_reduce` leaves one partial per block in the workspace.
 ///  2. The same kernel, one block, over the partials, folds in `init` and writes `out[0]`.
-///  An input that fits one block's first tile needs only pass 1 and no scratch.
+///  An input that fits one block's first tile needs only pass 1 and no workspace.
 
 #include <foundry/algorithms/detail/checks.cuh>
 #include <foundry/block/block_load.cuh>
@@ -77,7 +77,7 @@ struct reduce_policy {
   static constexpr int vectors_in_flight = 4;
   /// Bytes per load of the widest input type. 16 = one LDG.128.
   static constexpr int vector_bytes = 16;
-  /// Blocks (= partials) per SM: a single wave at 1024 threads/SM (figures above).
+  /// Grid blocks (= partials) per SM: a single wave at 1024 threads/SM (figures above).
   static constexpr int blocks_per_sm = 4;
   /// Which tiles each block reads. `contiguous` measured level (float sum: 4.41 TB/s
   /// at 2^28, 4.53 at 2^30; dot of 2^24 doubles 4.10 vs 4.13).
@@ -200,24 +200,24 @@ std::uint64_t max_partial_count(std::uint64_t n) {
       1, std::min<std::uint64_t>(ceil_div(n, transform_reduce_tile_elements<Policy, In...>), cap));
 }
 
-/// Scratch alignment: the partials start on a boundary of this many bytes
-/// found inside the caller's scratch, whatever its address.
+/// Workspace alignment: the partials start on a boundary of this many bytes
+/// found inside the caller's workspace, whatever its address.
 template <class Acc>
-inline constexpr std::size_t scratch_alignment = std::max<std::size_t>(alignof(Acc), max_vector_bytes);
+inline constexpr std::size_t workspace_alignment = std::max<std::size_t>(alignof(Acc), max_vector_bytes);
 
 template <class Acc>
-std::size_t scratch_bytes_for_partials(std::uint64_t partials) {
+std::size_t workspace_bytes_for_partials(std::uint64_t partials) {
   if (partials <= 1) return 0;
-  return scratch_alignment<Acc> + static_cast<std::size_t>(partials) * sizeof(Acc);
+  return workspace_alignment<Acc> + static_cast<std::size_t>(partials) * sizeof(Acc);
 }
 
 /// Enqueues the reduction over `split`: one block writes the result; or several
-/// write partials to `scratch` and a second, one-block launch folds them. Both
+/// write partials to `workspace` and a second, one-block launch folds them. Both
 /// launches are programmatic dependent launches, so the second is resident and
 /// waiting when the first finishes.
 template <class Policy, int N, class Acc, class ReduceOp, class TransformOp, class... In>
 void enqueue_transform_reduce(vector_split<N> split, std::uint64_t max_partials, Acc* out, Acc init, ReduceOp reduce_op,
-                              TransformOp transform_op, std::byte* scratch, cuda::stream_ref s, const In*... in) {
+                              TransformOp transform_op, std::byte* workspace, cuda::stream_ref s, const In*... in) {
   constexpr std::uint64_t tile_vectors = std::uint64_t{Policy::block_threads} * Policy::vectors_in_flight;
   // Never more blocks than tiles: every block then owns at least one.
   const std::uint64_t blocks =
@@ -229,7 +229,7 @@ void enqueue_transform_reduce(vector_split<N> split, std::uint64_t max_partials,
   reduction_target<Acc> target{out, init, nullptr};
   if (blocks > 1) {
     target.partials = reinterpret_cast<Acc*>(
-        round_up<std::uintptr_t>(reinterpret_cast<std::uintptr_t>(scratch), scratch_alignment<Acc>));
+        round_up<std::uintptr_t>(reinterpret_cast<std::uintptr_t>(workspace), workspace_alignment<Acc>));
   }
   launch(s, c, transform_reduce_kernel<Policy, N, Acc, ReduceOp, TransformOp, In...>, split, target, reduce_op,
          transform_op, in...);
@@ -243,18 +243,18 @@ void enqueue_transform_reduce(vector_split<N> split, std::uint64_t max_partials,
 /// vector, the scalar path otherwise, and enqueues the reduction.
 template <class Policy, class Acc, class ReduceOp, class TransformOp, class In0, class... In>
 void launch_transform_reduce(std::uint64_t n, Acc* out, Acc init, ReduceOp reduce_op, TransformOp transform_op,
-                             std::byte* scratch, cuda::stream_ref s, const In0* in0, const In*... in) {
+                             std::byte* workspace, cuda::stream_ref s, const In0* in0, const In*... in) {
   constexpr int n_vector = transform_reduce_vector_elements_v<Policy, In0, In...>;
   const std::uint64_t max_partials = max_partial_count<Policy, In0, In...>(n);
   if constexpr (n_vector > 1) {
     if (same_vector_phase<n_vector>(in0, in...)) {
       enqueue_transform_reduce<Policy>(split_for_vectors<n_vector>(in0, n), max_partials, out, init, reduce_op,
-                                       transform_op, scratch, s, in0, in...);
+                                       transform_op, workspace, s, in0, in...);
       return;
     }
   }
   enqueue_transform_reduce<Policy>(split_for_vectors<1>(in0, n), max_partials, out, init, reduce_op, transform_op,
-                                   scratch, s, in0, in...);
+                                   workspace, s, in0, in...);
 }
 
 template <class... In, std::size_t... InExtents, class Acc, std::size_t OutExtent>
@@ -272,59 +272,66 @@ void expect_reduction_arguments(const cuda::std::tuple<cuda::std::span<In, InExt
 }
 
 /// The memory checks of a reduction (after `expect_reduction_arguments`): every input,
-/// the output and the scratch must be memory that the device of `s` can access.
+/// the output and the workspace must be memory that the device of `s` can access.
 template <class... In, std::size_t... InExtents, class Acc, std::size_t OutExtent>
 void expect_reduction_memory(const cuda::std::tuple<cuda::std::span<In, InExtents>...>& inputs,
-                             cuda::std::span<Acc, OutExtent> out, cuda::std::span<std::byte> scratch,
+                             cuda::std::span<Acc, OutExtent> out, cuda::std::span<std::byte> workspace,
                              cuda::stream_ref s) {
   const int device = device_for_checks(s);
   cuda::std::apply([&](const auto&... in) { (expect_device_accessible(in, device, "transform_reduce input"), ...); },
                    inputs);
   expect_device_accessible(out, device, "transform_reduce output");
-  expect_device_accessible(scratch, device, "transform_reduce scratch");
+  expect_device_accessible(workspace, device, "transform_reduce workspace");
 }
 
 /// Unpacks the input spans into pointers for `launch_transform_reduce`.
 template <class Policy, class... In, std::size_t... InExtents, class Acc, std::size_t OutExtent, class ReduceOp,
           class TransformOp>
-void enqueue_with_scratch(const cuda::std::tuple<cuda::std::span<In, InExtents>...>& inputs,
-                          cuda::std::span<Acc, OutExtent> out, Acc init, ReduceOp reduce_op, TransformOp transform_op,
-                          std::byte* scratch, cuda::stream_ref s) {
+void enqueue_with_workspace(const cuda::std::tuple<cuda::std::span<In, InExtents>...>& inputs,
+                            cuda::std::span<Acc, OutExtent> out, Acc init, ReduceOp reduce_op, TransformOp transform_op,
+                            std::byte* workspace, cuda::stream_ref s) {
   cuda::std::apply(
       [&](auto... in) {
         launch_transform_reduce<Policy>(cuda::std::get<0>(inputs).size(), out.data(), init, reduce_op, transform_op,
-                                        scratch, s, static_cast<const std::remove_const_t<In>*>(in.data())...);
+                                        workspace, s, static_cast<const std::remove_const_t<In>*>(in.data())...);
       },
       inputs);
 }
 
 }  // namespace detail
 
-/// Bytes of scratch that `transform_reduce` needs for `n` elements of each input
+/// Bytes of workspace that `transform_reduce` needs for `n` elements of each input
 /// type `In...` accumulated in `Acc`, on the current device (the partial count
 /// follows its SM count); 0 when one block covers `n`.
 /// Throws `cuda_error` if the device cannot be queried.
 template <class Acc, class Policy = reduce_policy, class... In>
-[[nodiscard]] std::size_t transform_reduce_scratch_bytes(std::size_t n) {
-  static_assert(sizeof...(In) >= 1, "name the input types: transform_reduce_scratch_bytes<Acc, Policy, In...>");
-  return detail::scratch_bytes_for_partials<Acc>(detail::max_partial_count<Policy, std::remove_const_t<In>...>(n));
+[[nodiscard]] std::size_t transform_reduce_workspace_bytes(std::size_t n) {
+  static_assert(sizeof...(In) >= 1, "name the input types: transform_reduce_workspace_bytes<Acc, Policy, In...>");
+  return detail::workspace_bytes_for_partials<Acc>(detail::max_partial_count<Policy, std::remove_const_t<In>...>(n));
+}
+
+/// The name of `transform_reduce_workspace_bytes` before issue 20 ("workspace" everywhere).
+template <class Acc, class Policy = reduce_policy, class... In>
+[[deprecated("use transform_reduce_workspace_bytes")]] [[nodiscard]] std::size_t transform_reduce_scratch_bytes(
+    std::size_t n) {
+  return transform_reduce_workspace_bytes<Acc, Policy, In...>(n);
 }
 
 /// n-ary transform-reduce: `out[0] = init ⊕ transform_op(in_0[0], in_1[0], ...) ⊕ ...`
 /// over every index, where `inputs` is a `cuda::std::tuple` of equally sized spans
 /// (`cuda::std::make_tuple(a, b, c)`), `reduce_op` is associative and commutative,
-/// and `scratch` holds at least `transform_reduce_scratch_bytes<Acc, Policy, In...>(n)`
+/// and `workspace` holds at least `transform_reduce_workspace_bytes<Acc, Policy, In...>(n)`
 /// bytes of device memory. An empty input gives `init`. Asynchronous on `s`; the
-/// inputs and `scratch` must stay alive and unchanged until the call completes on `s`.
+/// inputs and `workspace` must stay alive and unchanged until the call completes on `s`.
 /// Throws `std::invalid_argument` if the inputs differ in size, a span with
-/// elements has a null pointer, the output is empty or null, scratch is too small, or
-/// an input, the output or the scratch is memory that the stream's device cannot access
+/// elements has a null pointer, the output is empty or null, the workspace is too small, or
+/// an input, the output or the workspace is memory that the stream's device cannot access
 /// (a host variable as the output, say).
 template <class Policy = reduce_policy, class... In, std::size_t... InExtents, class Acc, std::size_t OutExtent,
           class ReduceOp, class TransformOp>
 void transform_reduce(cuda::std::tuple<cuda::std::span<In, InExtents>...> inputs, cuda::std::span<Acc, OutExtent> out,
                       cuda::std::type_identity_t<Acc> init, ReduceOp reduce_op, TransformOp transform_op,
-                      cuda::std::span<std::byte> scratch, cuda::stream_ref s) {
+                      cuda::std::span<std::byte> workspace, cuda::stream_ref s) {
   static_assert(sizeof...(In) >= 1, "transform_reduce needs at least one input");
   static_assert(!std::is_const_v<Acc>, "transform_reduce writes its output: the output span must not be const");
   static_assert(!std::is_same_v<Acc, __half> && !std::is_same_v<Acc, __nv_bfloat16>,
@@ -332,23 +339,24 @@ void transform_reduce(cuda::std::tuple<cuda::std::span<In, InExtents>...> inputs
   FOUNDRY_NVTX_FUNCTION_RANGE();
   detail::expect_reduction_arguments(inputs, out, "transform_reduce");
   const std::size_t n = cuda::std::get<0>(inputs).size();
-  const std::size_t needed = transform_reduce_scratch_bytes<Acc, Policy, In...>(n);
-  detail::expect_scratch(scratch.data(), scratch.size(), needed, "transform_reduce", "transform_reduce_scratch_bytes");
-  detail::expect_reduction_memory(inputs, out, needed == 0 ? cuda::std::span<std::byte>{} : scratch, s);
-  detail::enqueue_with_scratch<Policy>(inputs, out, init, reduce_op, transform_op, scratch.data(), s);
+  const std::size_t needed = transform_reduce_workspace_bytes<Acc, Policy, In...>(n);
+  detail::expect_workspace(workspace.data(), workspace.size(), needed, "transform_reduce",
+                           "transform_reduce_workspace_bytes");
+  detail::expect_reduction_memory(inputs, out, needed == 0 ? cuda::std::span<std::byte>{} : workspace, s);
+  detail::enqueue_with_workspace<Policy>(inputs, out, init, reduce_op, transform_op, workspace.data(), s);
 }
 
-/// As above, with scratch allocated and freed stream-ordered on `s`
+/// As above, with the workspace allocated and freed stream-ordered on `s`
 /// (cudaMallocAsync/cudaFreeAsync from the device's pool; none when one block
 /// covers the input). Asynchronous. Throws as above, and `cuda_error` if the
 /// allocation fails.
 ///
 /// H200, float sum of 2^14 to 2^18 elements back to back (bench_reduce): 3.7-3.9 us
-/// a call, with caller scratch or this per-call allocation alike, against
+/// a call, with a caller's workspace or this per-call allocation alike, against
 /// cub::DeviceReduce::Sum's 4.3-4.8 us. Programmatic dependent launch hides the
-/// allocation: without it this call took 6.9-7.3 us and caller scratch 5.9-6.3.
+/// allocation: without it this call took 6.9-7.3 us and a caller's workspace 5.9-6.3.
 /// A single-launch variant (the last block to finish folds the partials, counter
-/// in scratch that a foundry::stream kept) took 4.1-4.25 us: slower, not kept.
+/// in a workspace that a foundry::stream kept) took 4.1-4.25 us: slower, not kept.
 template <class Policy = reduce_policy, class... In, std::size_t... InExtents, class Acc, std::size_t OutExtent,
           class ReduceOp, class TransformOp>
 void transform_reduce(cuda::std::tuple<cuda::std::span<In, InExtents>...> inputs, cuda::std::span<Acc, OutExtent> out,
@@ -356,9 +364,9 @@ void transform_reduce(cuda::std::tuple<cuda::std::span<In, InExtents>...> inputs
                       cuda::stream_ref s) {
   detail::expect_reduction_arguments(inputs, out, "transform_reduce");  // before the device is queried
   // Freed stream-ordered when this returns, after the kernels that use it (they run later, in order on s).
-  device_buffer<std::byte> scratch(transform_reduce_scratch_bytes<Acc, Policy, In...>(cuda::std::get<0>(inputs).size()),
-                                   s);
-  foundry::transform_reduce<Policy>(inputs, out, init, reduce_op, transform_op, scratch.span(), s);
+  device_buffer<std::byte> workspace(
+      transform_reduce_workspace_bytes<Acc, Policy, In...>(cuda::std::get<0>(inputs).size()), s);
+  foundry::transform_reduce<Policy>(inputs, out, init, reduce_op, transform_op, workspace.span(), s);
 }
 
 /// Unary transform-reduce: `out[0] = init ⊕ transform_op(in[0]) ⊕ ...`. See the n-ary overload.

@@ -28,12 +28,15 @@
 ///    1- and 2-byte elements) so that a column read hits 32 different banks. Only the
 ///    tiles that stick out of the matrix check bounds. Element-wide accesses rather than
 ///    16-byte vectors: an odd pitch (16383 × 16385) leaves the rows at every offset modulo
-///    16 bytes. With `store_alignment_bytes` set, each output row is split between blocks
-///    at aligned addresses instead of at multiples of `tile_rows` (the tile's rows then
-///    shear by up to `store_alignment_bytes / sizeof(T) - 1`): at an odd pitch, the
-///    default's runs start mid-sector in most output rows, and the sectors at both ends
-///    of every run are written in part, by two blocks.
-///  - copy_2d: each block copies one chunk of `block_threads × vectors_per_thread`
+///    16 bytes. When the output rows are misaligned (a base or a row pitch that is not a
+///    multiple of 32 bytes: `detail::automatic_output_row_split`), each output row is
+///    split between blocks at 32-byte aligned addresses instead of at multiples of
+///    `tile_rows` (the tile's rows then shear by up to `32 / sizeof(T) - 1`): split at
+///    tiles, such rows' runs start mid-sector, and the sectors at both ends of every run
+///    are written in part, by two blocks. Aligned outputs keep the unsheared kernel, which
+///    the shear would only slow down. The choice is made on the host, per call, unless
+///    the policy fixes `store_alignment_bytes`.
+///  - copy_2d: each block copies one chunk of `block_threads × vectors_in_flight`
 ///    vectors of one row (rows past the grid's 65535 by striding), loading all before
 ///    storing any; 16-byte vectors when both base pointers and both pitches allow them,
 ///    element by element otherwise, and the `cols % vector` tail of each row element-wise.
@@ -62,9 +65,15 @@
 
 namespace foundry {
 
+/// `transpose_policy::store_alignment_bytes` for "choose per call": split each output row
+/// at aligned addresses (`misaligned_store_alignment_bytes`) only when the output's rows are
+/// misaligned, at multiples of `tile_rows` otherwise (the rule:
+/// `detail::automatic_output_row_split`).
+inline constexpr int store_alignment_automatic = -1;
+
 /// Launch policy of `transpose`. Override by deriving and passing it as the first
-/// template argument: `foundry::transpose<my_policy>(...)`. None of these defaults has
-/// been measured on the H200 yet; the comments give the expected behaviour.
+/// template argument: `foundry::transpose<my_policy>(...)`. Only the output-row split has
+/// been measured on the H200 yet; the other comments give the expected behaviour.
 struct transpose_policy {
   /// Threads per block, as 32 lanes × `block_threads / 32` rows. Not yet measured on the
   /// H200. Expected: with `min_blocks_per_sm` below, 5 blocks (80 KiB of float tiles)
@@ -80,14 +89,23 @@ struct transpose_policy {
   /// Input columns per tile: the run of contiguous elements that each input row gives
   /// one block (a multiple of 32 and of `block_threads / 32`). Square with `tile_rows`.
   __host__ __device__ static constexpr int tile_cols(std::size_t element_bytes) { return element_bytes <= 8 ? 64 : 32; }
-  /// 0: each output row is split between blocks at multiples of `tile_rows`. A power of
-  /// two from 32 (an L2 sector) to 128 (a line): the split points of each output row move
-  /// up to the next element whose address is a multiple of this many bytes, so that no
-  /// sector (or line) of the output is written in part, or by two blocks (except at a
-  /// row's ends); each block then loads up to `store_alignment_bytes / sizeof(T) - 1`
-  /// more input rows. Capped at `tile_rows` elements. H200, floats: 0 reached 0.95×
-  /// cudaMemcpy at 16384 × 16384 (every row 128-byte aligned), 0.63× at 16383 × 16385.
-  static constexpr int store_alignment_bytes = 0;
+  /// Where each output row is split between blocks:
+  ///  - 0: at multiples of `tile_rows`, whatever the addresses;
+  ///  - a power of two from 32 (an L2 sector) to 128 (a line): the split points of each
+  ///    output row move up to the next element whose address is a multiple of this many
+  ///    bytes, so that no sector (or line) of the output is written in part, or by two
+  ///    blocks (except at a row's ends); each block then loads up to
+  ///    `store_alignment_bytes / sizeof(T) - 1` more input rows. Capped at `tile_rows`
+  ///    elements;
+  ///  - `store_alignment_automatic` (the default): one of the two per call, on the host:
+  ///    `misaligned_store_alignment_bytes` when the output rows are misaligned (a base or
+  ///    a row pitch that is not a multiple of that many bytes, rows longer than a tile),
+  ///    else 0.
+  /// A policy that sets 0 or an alignment keeps it for every output.
+  static constexpr int store_alignment_bytes = store_alignment_automatic;
+  /// The alignment that `store_alignment_automatic` splits a misaligned output at. H200,
+  /// 16383 × 16385 floats: 32 bytes 597 us (0.854× cudaMemcpy), 128 bytes 620 us.
+  static constexpr int misaligned_store_alignment_bytes = 32;
   /// Blocks per SM that `__launch_bounds__` asks registers for. Not yet measured on the
   /// H200. sm_90, CUDA 13.0 (ptxas): 5 holds a 64 × 64 float tile to 48 registers, no
   /// spills (80 KiB of tiles per SM); 4 holds doubles to 64, no spills (128 KiB).
@@ -124,14 +142,14 @@ struct transpose_tuning : transpose_policy {
   __host__ __device__ static constexpr int min_blocks_per_sm(std::size_t) { return MinBlocksPerSm; }
 };
 
-/// Launch policy of `copy_2d`: one chunk of `block_threads × vectors_per_thread`
+/// Launch policy of `copy_2d`: one chunk of `block_threads × vectors_in_flight`
 /// vectors of a row per block. Not yet measured on the H200; the shape is
 /// `device_copy_policy`'s, which reached 0.975× cudaMemcpy at 1 GiB there.
 struct copy_2d_policy {
   /// Threads per block.
   static constexpr int block_threads = 512;
-  /// Vectors per thread, all loaded before any is stored.
-  static constexpr int vectors_per_thread = 4;
+  /// Vectors each thread loads before it stores any (its share of the chunk).
+  static constexpr int vectors_in_flight = 4;
   /// Bytes per access on the vector path. 16 = one LDG.128/STG.128.
   static constexpr int vector_bytes = 16;
   /// How the kernel waits for the work before it (programmatic dependent launch on sm_90).
@@ -212,6 +230,66 @@ void expect_matrix_memory(const matrix_view<In>& in, const matrix_view<Out>& out
   expect_device_accessible(out.data, device, (std::string(algorithm) + " output").c_str());
 }
 
+/// The alignment, in bytes, that a transpose splits output rows of `element_bytes`
+/// elements at, for a policy's `store_alignment_bytes` and `tile_rows`: capped at a
+/// tile's rows; 0 (split at multiples of `tile_rows`) for 0 and `store_alignment_automatic`.
+__host__ __device__ constexpr std::size_t capped_store_alignment(int store_alignment_bytes, std::size_t element_bytes,
+                                                                 int tile_rows) noexcept {
+  if (store_alignment_bytes <= 0) return 0;
+  const std::size_t tile_bytes = element_bytes * static_cast<std::size_t>(tile_rows);
+  const auto alignment = static_cast<std::size_t>(store_alignment_bytes);
+  return alignment < tile_bytes ? alignment : tile_bytes;
+}
+
+/// Whether splitting at `alignment`-byte addresses can move a split point of a row of
+/// `element_bytes` elements: the alignment must hold more than one whole element (a
+/// 32-byte element, or a 24-byte one at 32, has nothing to align to).
+__host__ __device__ constexpr bool aligned_split_applies(std::size_t element_bytes, std::size_t alignment) noexcept {
+  return alignment > element_bytes && alignment % element_bytes == 0;
+}
+
+/// How a transpose splits each output row between blocks.
+enum class output_row_split {
+  at_tiles,    ///< at multiples of `tile_rows` elements from the row's start
+  at_aligned,  ///< at the first element at or after them whose address is aligned
+};
+
+/// The choice of `store_alignment_automatic` for an output of `out_rows` rows of
+/// `out_cols` elements of `element_bytes` bytes, row pitch `out_pitch` elements, first
+/// element at byte address `out_base`; `tile_rows` elements per block along an output row,
+/// `alignment` bytes (capped, `capped_store_alignment`) for the aligned split.
+///
+/// Split at tiles, output row c is cut at out_base + c * out_pitch * element_bytes +
+/// k * tile_rows * element_bytes. Every cut lies on an `alignment` boundary, so that no
+/// sector is written in part or by two blocks, exactly when out_base is a multiple of
+/// `alignment`, the pitch in bytes is too (or there is one row), and so is the tile's run
+/// (always, for a valid policy). Otherwise the runs start mid-sector and the aligned split
+/// pays; on aligned rows it moves no cut and only costs. Rows of at most `tile_rows`
+/// elements have no cut to move (their ends are the same either way), and the input's
+/// alignment does not enter (a read fetches whole sectors at any offset).
+/// H200, 2026-12-04, floats split at 32-byte addresses against at tiles: 16383 × 16385
+/// (pitch 65532 bytes) 597 us (0.854× cudaMemcpy) against 808 us (0.631×); 16384 × 16384
+/// (aligned) 610 us against 540 us.
+__host__ __device__ constexpr output_row_split automatic_output_row_split(std::uintptr_t out_base,
+                                                                          std::int64_t out_rows, std::int64_t out_cols,
+                                                                          std::int64_t out_pitch,
+                                                                          std::size_t element_bytes, int tile_rows,
+                                                                          std::size_t alignment) noexcept {
+  if (!aligned_split_applies(element_bytes, alignment) || out_cols <= tile_rows) return output_row_split::at_tiles;
+  const bool base_misaligned = out_base % alignment != 0;
+  const bool pitch_misaligned = out_rows > 1 && static_cast<std::uint64_t>(out_pitch) * element_bytes % alignment != 0;
+  const bool run_misaligned = static_cast<std::size_t>(tile_rows) * element_bytes % alignment != 0;
+  return base_misaligned || pitch_misaligned || run_misaligned ? output_row_split::at_aligned
+                                                               : output_row_split::at_tiles;
+}
+
+/// `Policy` with its output rows split at `Policy::misaligned_store_alignment_bytes`: the
+/// kernel that `store_alignment_automatic` runs for a misaligned output.
+template <class Policy>
+struct misaligned_output_policy : Policy {
+  static constexpr int store_alignment_bytes = Policy::misaligned_store_alignment_bytes;
+};
+
 /// The shape of one transpose tile of `T` under `Policy`: `rows` × `cols` input elements,
 /// plus `extra_rows` below them when the output rows are split at aligned addresses.
 template <class Policy, class T>
@@ -220,9 +298,10 @@ struct transpose_tile {
   static constexpr int cols = Policy::tile_cols(sizeof(T));  ///< an input row's run per block
   static constexpr int lanes = 32;
   static constexpr int rows_per_pass = Policy::block_threads / lanes;
-  /// Bytes that the output rows' split points are aligned to (0: split at multiples of `rows`).
-  static constexpr std::size_t alignment =
-      std::min<std::size_t>(static_cast<std::size_t>(Policy::store_alignment_bytes), sizeof(T) * rows);
+  /// Bytes that the output rows' split points are aligned to (0: split at multiples of
+  /// `rows`, also for `store_alignment_automatic`, whose aligned kernel is that of
+  /// `misaligned_output_policy<Policy>`).
+  static constexpr std::size_t alignment = capped_store_alignment(Policy::store_alignment_bytes, sizeof(T), rows);
   /// How far a split point can move: the input rows loaded past the tile's own.
   static constexpr int extra_rows = alignment == 0 ? 0 : static_cast<int>(alignment / sizeof(T)) - 1;
   static constexpr int loaded_rows = rows + extra_rows;
@@ -244,6 +323,8 @@ struct transpose_tile {
   static_assert(Policy::block_threads % lanes == 0, "transpose: block_threads must be a whole number of warps");
   static_assert(rows % lanes == 0 && rows % rows_per_pass == 0 && cols % lanes == 0 && cols % rows_per_pass == 0,
                 "transpose: tile_rows and tile_cols must be multiples of 32 and of block_threads / 32");
+  static_assert(Policy::store_alignment_bytes >= 0 || Policy::store_alignment_bytes == store_alignment_automatic,
+                "transpose: store_alignment_bytes must be 0, an alignment or store_alignment_automatic");
   static_assert(alignment == 0 || (alignment % sizeof(T) == 0 && (alignment & (alignment - 1)) == 0),
                 "transpose: store_alignment_bytes must be 0 or a power of two that holds whole elements");
   static_assert(shared_bytes <= 48 * 1024, "transpose: the tile exceeds 48 KiB of static shared memory");
@@ -266,86 +347,42 @@ __host__ __device__ constexpr std::int64_t aligned_split(std::uintptr_t row_addr
 /// Moves the tile whose first input element is (r0, c0): reads its rows into shared
 /// memory, then writes its columns as rows of `out`. `Edge`: the tile may stick out of
 /// the matrix, so every access is checked.
+///
+/// With `Tile::alignment` nonzero the output rows are split at aligned addresses: output
+/// row c gets input rows [aligned_split(c, r0), aligned_split(c, r0 + rows)) from this
+/// block, a run that starts on an aligned address and holds whole sectors. Each lane then
+/// loads only the rows of its column's run, so that every input element is read by one
+/// block, and `Edge` means only that the tile sticks out past the last input column (the
+/// last rows are cut by the split points).
 template <class Tile, bool Edge, class T>
 __device__ inline void move_transpose_tile(const matrix_view<const T>& in, const matrix_view<T>& out, T* s_tile,
                                            std::int64_t r0, std::int64_t c0) {
+  constexpr bool split = Tile::alignment != 0;
   const int x = static_cast<int>(threadIdx.x);
   const int y = static_cast<int>(threadIdx.y);
-  const int rows_here = Edge && in.rows - r0 < Tile::rows ? static_cast<int>(in.rows - r0) : Tile::rows;
-  const int cols_here = Edge && in.cols - c0 < Tile::cols ? static_cast<int>(in.cols - c0) : Tile::cols;
-  const std::int64_t in_step = std::int64_t{Tile::rows_per_pass} * in.ld;
-  const std::int64_t out_step = std::int64_t{Tile::rows_per_pass} * out.ld;
-
-  // 1. Every load issued before any is used: lanes along an input row.
-  const T* g_in = in.data + (r0 + y) * in.ld + c0 + x;
-  T r_items[Tile::items];
-#pragma unroll
-  for (int j = 0; j < Tile::load_passes; ++j) {
-#pragma unroll
-    for (int h = 0; h < Tile::load_steps; ++h) {
-      if (!Edge || (y + j * Tile::rows_per_pass < rows_here && x + h * Tile::lanes < cols_here)) {
-        r_items[j * Tile::load_steps + h] = g_in[j * in_step + h * Tile::lanes];
-      }
-    }
-  }
-#pragma unroll
-  for (int j = 0; j < Tile::load_passes; ++j) {
-#pragma unroll
-    for (int h = 0; h < Tile::load_steps; ++h) {
-      if (!Edge || (y + j * Tile::rows_per_pass < rows_here && x + h * Tile::lanes < cols_here)) {
-        s_tile[(y + j * Tile::rows_per_pass) * Tile::shared_pitch + x + h * Tile::lanes] =
-            r_items[j * Tile::load_steps + h];
-      }
-    }
-  }
-  __syncthreads();
-
-  // 2. Lanes down a tile column (shared), along an output row (global).
-  T* g_out = out.data + (c0 + y) * out.ld + r0 + x;
-#pragma unroll
-  for (int j = 0; j < Tile::store_passes; ++j) {
-#pragma unroll
-    for (int h = 0; h < Tile::store_steps; ++h) {
-      const int tile_col = y + j * Tile::rows_per_pass;
-      const int tile_row = x + h * Tile::lanes;
-      if (!Edge || (tile_col < cols_here && tile_row < rows_here)) {
-        g_out[j * out_step + h * Tile::lanes] = s_tile[tile_row * Tile::shared_pitch + tile_col];
-      }
-    }
-  }
-  __syncthreads();  // the block's next tile overwrites s_tile
-}
-
-/// `move_transpose_tile` with the output rows split at aligned addresses: output row c
-/// gets input rows [aligned_split(c, r0), aligned_split(c, r0 + rows)) from this block, a
-/// run that starts on an aligned address and holds whole sectors. Each lane loads only the
-/// rows of its column's run, so that every input element is read by one block. `Edge`: the
-/// tile sticks out past the last input column (the last rows are cut by the split points).
-template <class Tile, bool Edge, class T>
-__device__ inline void move_transpose_tile_aligned(const matrix_view<const T>& in, const matrix_view<T>& out, T* s_tile,
-                                                   std::int64_t r0, std::int64_t c0) {
-  const int x = static_cast<int>(threadIdx.x);
-  const int y = static_cast<int>(threadIdx.y);
+  const int rows_here = !split && Edge && in.rows - r0 < Tile::rows ? static_cast<int>(in.rows - r0) : Tile::rows;
   const int cols_here = Edge && in.cols - c0 < Tile::cols ? static_cast<int>(in.cols - c0) : Tile::cols;
   const auto out_address = reinterpret_cast<std::uintptr_t>(out.data);
-  // [first, last) of output row c0 + tile_col, relative to r0.
+  // [first, last) of output row c0 + tile_col, relative to r0, when split.
   auto run_bounds = [&](int tile_col, int& first, int& last) {
     const std::uintptr_t row = out_address + static_cast<std::uintptr_t>((c0 + tile_col) * out.ld) * sizeof(T);
     first = static_cast<int>(aligned_split(row, r0, in.rows, sizeof(T), Tile::alignment) - r0);
     last = static_cast<int>(aligned_split(row, r0 + Tile::rows, in.rows, sizeof(T), Tile::alignment) - r0);
   };
-
-  // 1. Every load issued before any is used: lanes along an input row, each within the
-  //    run of the output row that its column becomes.
-  int first[Tile::load_steps];
+  int first[Tile::load_steps];  // the runs of this lane's columns, when split
   int last[Tile::load_steps];
+  if constexpr (split) {
 #pragma unroll
-  for (int h = 0; h < Tile::load_steps; ++h) {
-    first[h] = 0;
-    last[h] = 0;
-    if (!Edge || x + h * Tile::lanes < cols_here) run_bounds(x + h * Tile::lanes, first[h], last[h]);
+    for (int h = 0; h < Tile::load_steps; ++h) {
+      first[h] = 0;
+      last[h] = 0;
+      if (!Edge || x + h * Tile::lanes < cols_here) run_bounds(x + h * Tile::lanes, first[h], last[h]);
+    }
   }
   const std::int64_t in_step = std::int64_t{Tile::rows_per_pass} * in.ld;
+  const std::int64_t out_step = std::int64_t{Tile::rows_per_pass} * out.ld;
+  // 1. Every load issued before any is used: lanes along an input row, each within the
+  //    tile (split: within the run of the output row that its column becomes).
   const T* g_in = in.data + (r0 + y) * in.ld + c0 + x;
   T r_items[Tile::items];
 #pragma unroll
@@ -353,34 +390,49 @@ __device__ inline void move_transpose_tile_aligned(const matrix_view<const T>& i
 #pragma unroll
     for (int h = 0; h < Tile::load_steps; ++h) {
       const int row = y + j * Tile::rows_per_pass;
-      if (row >= first[h] && row < last[h]) r_items[j * Tile::load_steps + h] = g_in[j * in_step + h * Tile::lanes];
+      T& item = r_items[j * Tile::load_steps + h];
+      if constexpr (split) {
+        if (row >= first[h] && row < last[h]) item = g_in[j * in_step + h * Tile::lanes];
+      } else if (!Edge || (row < rows_here && x + h * Tile::lanes < cols_here)) {
+        item = g_in[j * in_step + h * Tile::lanes];
+      }
     }
   }
-  // Unchecked: an element outside its column's run is never read back (one predicate
+  // Split: unchecked, an element outside its column's run is never read back (one predicate
   // per element instead of two keeps the sheared tile within the register budget).
 #pragma unroll
   for (int j = 0; j < Tile::load_passes; ++j) {
 #pragma unroll
     for (int h = 0; h < Tile::load_steps; ++h) {
-      s_tile[(y + j * Tile::rows_per_pass) * Tile::shared_pitch + x + h * Tile::lanes] =
-          r_items[j * Tile::load_steps + h];
+      if (split || !Edge || (y + j * Tile::rows_per_pass < rows_here && x + h * Tile::lanes < cols_here)) {
+        s_tile[(y + j * Tile::rows_per_pass) * Tile::shared_pitch + x + h * Tile::lanes] =
+            r_items[j * Tile::load_steps + h];
+      }
     }
   }
   __syncthreads();
 
-  // 2. A warp per output row: lanes along its run, which starts on an aligned address.
+  // 2. Lanes down a tile column (shared), along an output row (global). Split: a warp per
+  //    output row, its lanes along the row's run, which starts on an aligned address.
+  T* g_out = out.data + (c0 + y) * out.ld + r0 + x;
 #pragma unroll
   for (int j = 0; j < Tile::store_passes; ++j) {
     const int tile_col = y + j * Tile::rows_per_pass;
-    if (Edge && tile_col >= cols_here) continue;
-    int row_first = 0;
-    int row_last = 0;
-    run_bounds(tile_col, row_first, row_last);
-    T* g_out = out.data + (c0 + tile_col) * out.ld + r0;
+    int row_first = 0;  // the run of output row c0 + tile_col, relative to r0
+    int row_last = rows_here;
+    if constexpr (split) {
+      if (Edge && tile_col >= cols_here) continue;
+      run_bounds(tile_col, row_first, row_last);
+      g_out = out.data + (c0 + tile_col) * out.ld + r0;
+    }
 #pragma unroll
     for (int h = 0; h < Tile::store_steps; ++h) {
       const int tile_row = row_first + x + h * Tile::lanes;
-      if (tile_row < row_last) g_out[tile_row] = s_tile[tile_row * Tile::shared_pitch + tile_col];
+      if constexpr (split) {
+        if (tile_row < row_last) g_out[tile_row] = s_tile[tile_row * Tile::shared_pitch + tile_col];
+      } else if (!Edge || (tile_col < cols_here && tile_row < row_last)) {
+        g_out[j * out_step + h * Tile::lanes] = s_tile[tile_row * Tile::shared_pitch + tile_col];
+      }
     }
   }
   __syncthreads();  // the block's next tile overwrites s_tile
@@ -405,13 +457,8 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_
     const std::int64_t tx = t - ty * tiles_x;
     const std::int64_t r0 = ty * tile::rows;
     const std::int64_t c0 = tx * tile::cols;
-    if constexpr (tile::alignment != 0) {
-      if (tx < full_cols) {
-        move_transpose_tile_aligned<tile, false>(in, out, s_tile, r0, c0);
-      } else {
-        move_transpose_tile_aligned<tile, true>(in, out, s_tile, r0, c0);
-      }
-    } else if (ty < full_rows && tx < full_cols) {
+    // A split tile's last rows are cut by the split points: only columns make an edge.
+    if ((tile::alignment != 0 || ty < full_rows) && tx < full_cols) {
       move_transpose_tile<tile, false>(in, out, s_tile, r0, c0);
     } else {
       move_transpose_tile<tile, true>(in, out, s_tile, r0, c0);
@@ -419,7 +466,29 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_
   }
 }
 
-/// Enqueues the transpose of the stored, non-empty matrix `in` into `out`.
+/// The kernel that `launch_transpose<Policy>` runs for the stored output `out`: under
+/// `store_alignment_automatic`, that of `misaligned_output_policy<Policy>` when the output
+/// rows are misaligned (`automatic_output_row_split`); for any other output, and any
+/// other policy, that of `Policy`. Both run on the same grid. Touches no GPU.
+template <class Policy, class T>
+auto transpose_kernel_for(const matrix_view<T>& out) -> void (*)(matrix_view<const T>, matrix_view<T>) {
+  using tile = transpose_tile<Policy, T>;
+  if constexpr (Policy::store_alignment_bytes == store_alignment_automatic) {
+    constexpr std::size_t alignment =
+        capped_store_alignment(Policy::misaligned_store_alignment_bytes, sizeof(T), tile::rows);
+    // Instantiated only for the element sizes that the aligned split can help.
+    if constexpr (aligned_split_applies(sizeof(T), alignment)) {
+      if (automatic_output_row_split(reinterpret_cast<std::uintptr_t>(out.data), out.rows, out.cols, out.ld, sizeof(T),
+                                     tile::rows, alignment) == output_row_split::at_aligned) {
+        return transpose_kernel<misaligned_output_policy<Policy>, T>;
+      }
+    }
+  }
+  return transpose_kernel<Policy, T>;
+}
+
+/// Enqueues the transpose of the stored, non-empty matrix `in` into `out`, with the
+/// kernel of `transpose_kernel_for`.
 template <class Policy, class T>
 void launch_transpose(const matrix_view<const T>& in, const matrix_view<T>& out, cuda::stream_ref s) {
   using tile = transpose_tile<Policy, T>;
@@ -429,7 +498,7 @@ void launch_transpose(const matrix_view<const T>& in, const matrix_view<T>& out,
   c.grid = dim3(static_cast<std::uint32_t>(std::min<std::uint64_t>(tiles, max_grid_x)), 1, 1);
   c.block = dim3(tile::lanes, tile::rows_per_pass, 1);
   c.dependency = Policy::dependency;
-  launch(s, c, transpose_kernel<Policy, T>, in, out);
+  launch(s, c, transpose_kernel_for<Policy>(out), in, out);
 }
 
 /// dst = src for row-major (stored) views of the same shape, `N` elements per access:
@@ -438,7 +507,7 @@ void launch_transpose(const matrix_view<const T>& in, const matrix_view<T>& out,
 /// to the vector (checked by the host).
 template <class Policy, int N, class T>
 __global__ void __launch_bounds__(Policy::block_threads) copy_2d_kernel(matrix_view<const T> src, matrix_view<T> dst) {
-  constexpr int per_thread = Policy::vectors_per_thread;
+  constexpr int per_thread = Policy::vectors_in_flight;
   constexpr std::int64_t chunk = std::int64_t{Policy::block_threads} * per_thread;
   allow_dependent_launch();
   wait_for_prior_grids();
@@ -477,7 +546,7 @@ __global__ void __launch_bounds__(Policy::block_threads) copy_2d_kernel(matrix_v
 template <class Policy, int N, class T>
 void enqueue_copy_2d(const matrix_view<const T>& src, const matrix_view<T>& dst, cuda::stream_ref s) {
   const std::uint64_t vectors = static_cast<std::uint64_t>(src.cols / N);
-  const std::uint64_t chunk = std::uint64_t{Policy::block_threads} * Policy::vectors_per_thread;
+  const std::uint64_t chunk = std::uint64_t{Policy::block_threads} * Policy::vectors_in_flight;
   launch_config c;
   // At least one block per row: it also copies the row's tail.
   c.grid =
@@ -492,6 +561,7 @@ void enqueue_copy_2d(const matrix_view<const T>& src, const matrix_view<T>& dst,
 /// both are contiguous, 16-byte vectors when pointers and pitches allow, else elements.
 template <class Policy, class T>
 void launch_copy_2d(const matrix_view<const T>& src, const matrix_view<T>& dst, cuda::stream_ref s) {
+  static_assert(!has_vectors_per_thread<Policy>, "copy_2d_policy names its loads vectors_in_flight");
   if (src.rows == 1 || (src.ld == src.cols && dst.ld == dst.cols)) {
     const auto n = static_cast<std::size_t>(src.rows * src.cols);
     device_copy(cuda::std::span<T>(dst.data, n), cuda::std::span<const T>(src.data, n), s);
@@ -531,6 +601,10 @@ constexpr void static_check_matrix_types() {
 ///   launch fails.
 /// - Views of different layouts are already transposed in memory: the call copies the
 ///   stored elements with `copy_2d`'s kernel (and its default policy).
+/// - With the default policy, an output whose base or row pitch is not a multiple of 32
+///   bytes (and whose rows are longer than a tile) runs the kernel that splits its rows
+///   between blocks at 32-byte addresses; any other output, the kernel that splits them
+///   at multiples of the tile (`transpose_policy::store_alignment_bytes`).
 template <class Policy = transpose_policy, class In, class T>
 void transpose(matrix_view<In> in, matrix_view<T> out, cuda::stream_ref s) {
   detail::static_check_matrix_types<In, T>();
@@ -549,7 +623,7 @@ void transpose(matrix_view<In> in, matrix_view<T> out, cuda::stream_ref s) {
 /// cudaMemcpy2D as a kernel, on an explicit stream. Same contract as `transpose` (the
 /// shapes must be equal instead of transposed). Views of different layouts are
 /// transposes of each other in memory: the call runs `transpose`'s kernel (and its
-/// default policy).
+/// default policy, with its choice of output-row split for the destination).
 template <class Policy = copy_2d_policy, class In, class T>
 void copy_2d(matrix_view<In> src, matrix_view<T> dst, cuda::stream_ref s) {
   detail::static_check_matrix_types<In, T>();

@@ -80,29 +80,42 @@ struct gemm_shape {
 };
 
 /// C = A B on `s` through the shared handle (asynchronous), for dense row-major A (m × k),
-/// B (k × n) and C (m × n, fp32): row-major C = A B is column-major C^T = B^T A^T, so
-/// cuBLAS gets (n, m, k) with B first. `In` float: SGEMM (true fp32); 16-bit: GemmEx with
-/// fp32 accumulation. Extents must fit in int (cuBLAS's). Throws `std::runtime_error`.
+/// B (k × n; with `b_k_major`, stored column-major: element (p, j) at j·k + p) and C (m × n,
+/// fp32): row-major C = A B is column-major C^T = B^T A^T, so cuBLAS gets (n, m, k) with B
+/// first. `In` float with CUBLAS_COMPUTE_32F: SGEMM (true fp32); otherwise GemmEx with
+/// `compute` (CUBLAS_COMPUTE_32F_FAST_TF32: fp32 inputs on TF32 tensor cores). Extents must
+/// fit in int (cuBLAS's). Throws `std::runtime_error`.
 template <class In>
 void cublas_gemm_row_major(const In* a, const In* b, float* c, std::int64_t m, std::int64_t n, std::int64_t k,
-                           cuda::stream_ref s) {
+                           cuda::stream_ref s, cublasComputeType_t compute = CUBLAS_COMPUTE_32F,
+                           bool b_k_major = false) {
   const float alpha = 1.0f, beta = 0.0f;
   const int mi = static_cast<int>(m), ni = static_cast<int>(n), ki = static_cast<int>(k);
+  const cublasOperation_t op_b = b_k_major ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int ldb = b_k_major ? ki : ni;
   const cublasHandle_t h = shared_cublas(s).get();
-  if constexpr (std::is_same_v<In, float>) {
-    cublas_try(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, ni, mi, ki, &alpha, b, ni, a, ki, &beta, c, ni), "cublasSgemm");
+  if (std::is_same_v<In, float> && compute == CUBLAS_COMPUTE_32F) {
+    cublas_try(cublasSgemm(h, op_b, CUBLAS_OP_N, ni, mi, ki, &alpha, reinterpret_cast<const float*>(b), ldb,
+                           reinterpret_cast<const float*>(a), ki, &beta, c, ni),
+               "cublasSgemm");
   } else {
-    cublas_try(
-        cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, ni, mi, ki, &alpha, b, cublas_data_type<In>(), ni, a,
-                     cublas_data_type<In>(), ki, &beta, c, CUDA_R_32F, ni, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-        "cublasGemmEx");
+    cublas_try(cublasGemmEx(h, op_b, CUBLAS_OP_N, ni, mi, ki, &alpha, b, cublas_data_type<In>(), ldb, a,
+                            cublas_data_type<In>(), ki, &beta, c, CUDA_R_32F, ni, compute, CUBLAS_GEMM_DEFAULT),
+               "cublasGemmEx");
   }
 }
 
 /// `cublas_gemm_row_major` for the extents of `sh`.
 template <class In>
-void cublas_gemm_row_major(const In* a, const In* b, float* c, const gemm_shape& sh, cuda::stream_ref s) {
-  cublas_gemm_row_major(a, b, c, sh.m, sh.n, sh.k, s);
+void cublas_gemm_row_major(const In* a, const In* b, float* c, const gemm_shape& sh, cuda::stream_ref s,
+                           cublasComputeType_t compute = CUBLAS_COMPUTE_32F, bool b_k_major = false) {
+  cublas_gemm_row_major(a, b, c, sh.m, sh.n, sh.k, s, compute, b_k_major);
+}
+
+/// `cublas_gemm_row_major` (true fp32 for float) with B stored K-major (column-major).
+template <class In>
+void cublas_gemm_row_major_b_k_major(const In* a, const In* b, float* c, const gemm_shape& sh, cuda::stream_ref s) {
+  cublas_gemm_row_major(a, b, c, sh.m, sh.n, sh.k, s, CUBLAS_COMPUTE_32F, true);
 }
 
 }  // namespace foundry::bench

@@ -28,7 +28,8 @@ struct block_striped_tile {
   static_assert(BlockThreads > 0 && VectorsPerThread > 0, "a tile holds at least one vector per thread");
   /// Threads of the block that moves the tile.
   static constexpr int block_threads = BlockThreads;
-  /// Vectors each thread loads or stores.
+  /// Vectors each thread loads or stores: the tile's shape. The policies that choose it
+  /// call it `vectors_in_flight`, the loads a thread issues before it uses any.
   static constexpr int vectors_per_thread = VectorsPerThread;
   /// Vectors in one tile.
   static constexpr std::uint64_t vectors = std::uint64_t{BlockThreads} * VectorsPerThread;

@@ -18,7 +18,8 @@
 ///   4. `tensor_core`      gemm_tensor_core.cuh (mma.sync)    fp16/bf16 in, fp32 out, sm_80+
 ///   5. `wgmma`            gemm_wgmma.cuh (wgmma + TMA)       fp16/bf16 in, fp32 out, compute
 ///                                                            capability 9.0 with sm_90a code built
-///                                                            (FOUNDRY_HAS_SM90A=1)
+///                                                            (FOUNDRY_HAS_SM90A=1); also fp32 in as
+///                                                            TF32 when the call asks (`gemm_math::tf32`)
 ///   +  `skinny`           gemm_skinny.cuh                    any input type, M or N small: memory-bound,
 ///                                                            chosen by shape (`skinny_shape`), not by type
 /// `gemm` builds a `gemm_plan` (gemm_plan.cuh: rung, tile, stages, split, packing, why) with
@@ -32,6 +33,7 @@
 
 #include <foundry/algorithms/detail/checks.cuh>
 #include <foundry/core/error.cuh>
+#include <foundry/core/math.cuh>
 #include <foundry/core/overlap.cuh>
 #include <foundry/gemm/gemm_pack.cuh>
 #include <foundry/gemm/gemm_plan.cuh>
@@ -50,6 +52,7 @@
 #include <cuda/std/span>
 #include <cuda/stream_ref>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
@@ -245,6 +248,16 @@ template <class In, class Out, class SmCount>
     if (rung == gemm_rung::skinny) return gemm_kernels::skinny_plan<In>(p, requested_split, sm_count());
   }
   if constexpr (std::is_same_v<In, float> && std::is_same_v<Out, float>) {
+    // TF32, only under gemm_math::tf32: K-major operands TMA can describe, else rung 3
+    // (make_gemm_plan then asks pack_where_it_pays whether copies make them so).
+    if (rung == gemm_rung::wgmma && p.math == gemm_math::tf32) {
+      if (gemm_kernels::gemm_wgmma_tma_path(p)) return gemm_kernels::wgmma_plan<In>(p, requested_split, sm_count());
+      gemm_plan plan = gemm_kernels::register_blocked_plan(p, requested_split, sm_count());
+      plan.why =
+          "TF32 asked for, but its wgmma kernel reads only K-major operands with rows on 16-byte boundaries, and "
+          "copying these would cost more than the product: fp32 on the CUDA cores";
+      return plan;
+    }
     if (rung == gemm_rung::shared_tiled) {
       gemm_plan plan;
       plan.rung = rung;
@@ -266,31 +279,101 @@ template <class In, class Out, class SmCount>
   throw std::invalid_argument(std::string("gemm: rung ") + gemm_rung_name(rung) + " does not handle these types");
 }
 
-/// The plan of `rung` (a 16-bit rung: tensor_core or wgmma) for `p`, packed where that
-/// pays: `plan` is the rung's own plan for `p`; where operand rows off 16-byte boundaries
-/// keep it below the fast kernel `rung` names (rung 4's fallback, or rung 4 for the wgmma
-/// rung) and `gemm_kernels::plan_packing` finds the copies cheap next to the product, the
-/// plan of `rung` on the copies, with their fields and workspace recorded. `Policy` as
-/// `gemm_kernels::plan_packing`'s. Touches no GPU.
+/// The plan of `rung` for `p` with rung 4's fallback kernel at the split that the time model
+/// (`gemm_kernels::modelled_us`) favours: `plan` (the rung's own fallback plan, on `sm_count`
+/// SMs) unless a split of 1 to `Policy::max_fallback_splits` slices is modelled at most
+/// `Policy::clear_gain` of its time. The fallback's steps are latency-bound, so slices that
+/// shorten each block's chain of steps pay where the blocks are few: 1950 x 23 x 670 runs
+/// 31 blocks of 21 steps unsplit (modelled 63 us), 7 slices of 3 steps (20 us) instead; the
+/// rungs' own rule wants at least 512 of K per slice, for their pipelines. Touches no GPU.
+template <class Policy = gemm_kernels::gemm_pack_policy, class In>
+[[nodiscard]] gemm_plan fallback_at_modelled_split(const gemm_plan& plan, gemm_rung rung,
+                                                   const gemm_problem<In, float>& p, int sm_count) {
+  // More slices than K steps plan no differently (plan_split_k); one step is nothing to shorten.
+  const std::int64_t k_steps = ceil_div<std::int64_t>(p.k, plan.block_k);
+  if (k_steps <= 1) return plan;
+  const auto sms = [sm_count] { return sm_count; };
+  const double plan_us = gemm_kernels::modelled_us<In, Policy>(plan, p, sm_count);
+  gemm_plan best = plan;
+  double best_us = plan_us;
+  const auto most = static_cast<int>(std::min<std::int64_t>(Policy::max_fallback_splits, k_steps));
+  for (int splits = 1; splits <= most; ++splits) {
+    const gemm_plan split = plan_rung(rung, p, splits, sms);
+    const double us = gemm_kernels::modelled_us<In, Policy>(split, p, sm_count);
+    if (split.fallback && us < best_us) {
+      best = split;
+      best_us = us;
+    }
+  }
+  if (best.split_k == plan.split_k || best_us > Policy::clear_gain * plan_us) return plan;
+  best.why =
+      "16-bit operand rows off a 16-byte boundary, packing modelled no faster: rung 4's fallback, K split to "
+      "shorten each block's chain of latency-bound steps";
+  return best;
+}
+
+/// The plan of `rung` (a 16-bit rung: tensor_core or wgmma; or wgmma for TF32) for `p`,
+/// packed where that pays: `plan` is the rung's own plan for `p`; where operand rows off
+/// 16-byte boundaries (or, for TF32, operands that are not K-major) keep it below the fast
+/// kernel `rung` names (rung 4's fallback, rung 4 for the wgmma rung, rung 3 for TF32), the
+/// plan of `rung` on the copies (`gemm_kernels::misaligned_operands`, transposed for TF32),
+/// with their fields and workspace recorded, if
+/// - the copies cost no more than the product at the device's ceilings
+///   (`gemm_kernels::packing_pays`: the large products), or
+/// - for a product below `Policy::min_flops` (`gemm_kernels::latency_bound_product`), the
+///   time model (`gemm_kernels::modelled_us`) puts the copies and the fast kernel at most
+///   `Policy::clear_gain` of the fallback's time at its best split; otherwise such a product
+///   runs the fallback at that split (`fallback_at_modelled_split`).
+/// A larger product that fails the ceiling rule keeps `plan`; so does any TF32 problem that
+/// fails it (the model is fitted on rung 4's fallback). `Policy` as
+/// `gemm_kernels::gemm_pack_policy`. Touches no GPU.
 template <class Policy = gemm_kernels::gemm_pack_policy, class In, class SmCount>
 [[nodiscard]] gemm_plan pack_where_it_pays(const gemm_plan& plan, gemm_rung rung, const gemm_problem<In, float>& p,
                                            SmCount&& sm_count) {
   if (!plan.fallback && plan.rung == rung) return plan;  // already the rung's fast kernel
-  const gemm_kernels::gemm_pack_plan packing = gemm_kernels::plan_packing<In, Policy>(p);
+  constexpr bool tf32 = std::is_same_v<In, float>;
+  const gemm_kernels::gemm_pack_plan packing = gemm_kernels::misaligned_operands(p, /*k_major=*/tf32);
   if (!packing.any()) return plan;
   gemm_plan copies;
   gemm_kernels::detail::record_packing(copies, packing);
   // Any pack_alignment-aligned address stands for the workspace: the plan reads only alignment.
   gemm_plan packed =
       plan_rung(rung, gemm_kernels::packed_problem(p, copies, gemm_kernels::pack_alignment), 0, sm_count);
-  if (packed.fallback) return plan;  // not reached: the copies' rows are aligned
+  // Not reached for 16-bit inputs (the copies' rows are aligned); for TF32, an extent
+  // TMA cannot address (2^31 or more) stays off the wgmma kernel, copied or not.
+  if (packed.fallback || packed.rung != rung) return plan;
   gemm_kernels::detail::record_packing(packed, packing);
-  packed.why = packed.rung == gemm_rung::wgmma
-                   ? "16-bit operand rows off a 16-byte boundary, packed for TMA: the copy costs less than the "
-                     "product at the device's ceilings"
-                   : "16-bit operand rows off a 16-byte boundary, packed for cp.async: the copy costs less than the "
-                     "product at the device's ceilings";
-  return packed;
+  if constexpr (tf32) {
+    if (!gemm_kernels::packing_pays<In, Policy>(p, packing.copy_bytes)) return plan;
+    packed.why =
+        "TF32 asked for: fp32 operands packed K-major with 16-byte rows (transposed where M- or N-contiguous) for "
+        "the wgmma kernel; the copy costs less than the product at the device's ceilings";
+    return packed;
+  } else {
+    const bool tma = packed.rung == gemm_rung::wgmma;
+    if (gemm_kernels::packing_pays<In, Policy>(p, packing.copy_bytes)) {
+      packed.why =
+          tma ? "16-bit operand rows off a 16-byte boundary, packed for TMA: the copy costs less than the "
+                "product at the device's ceilings"
+              : "16-bit operand rows off a 16-byte boundary, packed for cp.async: the copy costs less than the "
+                "product at the device's ceilings";
+      return packed;
+    }
+    // Rung 4's fast kernel has nothing latency-bound to replace; the large products keep the
+    // ceiling rule alone, as measured (the model is fitted on small ones).
+    if (!plan.fallback || !gemm_kernels::latency_bound_product<In, Policy>(p)) return plan;
+    const int sms = sm_count();
+    const gemm_plan fallback = fallback_at_modelled_split<Policy>(plan, rung, p, sms);
+    if (gemm_kernels::modelled_us<In, Policy>(packed, p, sms) >
+        Policy::clear_gain * gemm_kernels::modelled_us<In, Policy>(fallback, p, sms)) {
+      return fallback;
+    }
+    packed.why = tma ? "16-bit operand rows off a 16-byte boundary, packed for TMA: the copies and the pipelined "
+                       "kernel are modelled faster than the fallback's latency-bound steps"
+                     : "16-bit operand rows off a 16-byte boundary, packed for cp.async: the copies and the pipelined "
+                       "kernel are modelled faster than the fallback's latency-bound steps";
+    return packed;
+  }
 }
 
 /// Enqueues `p` on `s` with the launch function of the kernel `plan` names
@@ -308,6 +391,10 @@ void launch_plan(const gemm_plan& plan, const gemm_problem<In, Out>& p, cuda::st
   if constexpr (std::is_same_v<In, float> && std::is_same_v<Out, float>) {
     if (plan.rung == gemm_rung::shared_tiled) return gemm_kernels::gemm_shared_tiled(p, s);
     if (plan.rung == gemm_rung::register_blocked) return gemm_kernels::launch_register_blocked(plan, p, workspace, s);
+    if (plan.rung == gemm_rung::wgmma) {                                                // TF32
+      const gemm_kernels::detail::packed_operands<In> operands(plan, p, workspace, s);  // none: p itself
+      return gemm_kernels::launch_wgmma<In>(plan, operands.problem(), operands.workspace(), s);
+    }
   } else {
     const gemm_kernels::detail::packed_operands<In> operands(plan, p, workspace, s);  // none: p itself
     if (plan.rung == gemm_rung::tensor_core) {
@@ -341,7 +428,12 @@ matrix_view<const std::remove_const_t<T>> as_const_view(const matrix_view<T>& x)
 /// the best rung for the types (`best_gemm_rung`), with automatic split-K. For 16-bit
 /// inputs, operands whose rows are off 16-byte boundaries (which would keep the rung off
 /// its fast kernel) are packed into the workspace first where the copy is cheap next to
-/// the product (`detail::pack_where_it_pays`, gemm_pack.cuh). Touches no GPU
+/// the product, or, for a small product, where a time model finds it faster than rung 4's
+/// fallback; otherwise the fallback splits K as that model favours
+/// (`detail::pack_where_it_pays`, gemm_pack.cuh). fp32 inputs under `gemm_math::tf32`
+/// (`p.math`) that would take rung 3 take the wgmma kernel as TF32 instead where the device
+/// runs it (compute capability 9.0, sm_90a code built), their operands packed K-major first
+/// where they are not and the copy pays. Touches no GPU
 /// but the (cached) device query. Throws
 /// `cuda_error` if the device cannot be queried, `std::invalid_argument` as the
 /// rung's plan builder (a grid too large, K too long).
@@ -351,6 +443,13 @@ template <class In, class Out>
                          : gemm_kernels::skinny_shape(p) ? gemm_rung::skinny
                                                          : best_gemm_rung<In, Out>(device.compute_capability());
   const auto sm_count = [&device] { return device.sm_count; };
+  if constexpr (std::is_same_v<In, float> && std::is_same_v<Out, float>) {
+    if (p.math == gemm_math::tf32 && rung == gemm_rung::register_blocked &&
+        gemm_kernels::gemm_wgmma_available(device.compute_capability())) {
+      return detail::pack_where_it_pays(detail::plan_rung(gemm_rung::wgmma, p, 0, sm_count), gemm_rung::wgmma, p,
+                                        sm_count);
+    }
+  }
   const gemm_plan plan = detail::plan_rung(rung, p, 0, sm_count);
   if constexpr (!std::is_same_v<In, float> && std::is_same_v<Out, float>) {
     if (rung == gemm_rung::tensor_core || rung == gemm_rung::wgmma) {
@@ -409,11 +508,12 @@ void gemm_with(gemm_rung rung, float alpha, matrix_view<TA> a, matrix_op op_a, m
 ///   path (slower) instead of the 16-byte vector loads. 16-bit operands whose
 ///   bases are not 16-byte aligned or whose leading dimensions are not multiples
 ///   of 8 are copied first into an aligned workspace where the product is large
-///   next to them (gemm_pack.cuh), so that the fast kernels run; otherwise they
-///   take rung 4's fallback kernel.
+///   next to them, or where that is modelled faster for a small product
+///   (gemm_pack.cuh), so that the fast kernels run; otherwise they take rung 4's
+///   fallback kernel, K split as the same model favours.
 /// - Asynchronous: enqueued on `s`; returns without synchronising. The fp32
 ///   path and the 16-bit rungs (tensor_core, wgmma) may allocate split-K
-///   scratch and the 16-bit ones the packed copies, stream-ordered on `s`; so
+///   workspace and the 16-bit ones the packed copies, stream-ordered on `s`; so
 ///   may the skinny rung (M or N small).
 /// - Throws `std::invalid_argument` for inconsistent shapes, a leading
 ///   dimension too small, an extent past the address range or a null pointer with
@@ -422,14 +522,20 @@ void gemm_with(gemm_rung rung, float alpha, matrix_view<TA> a, matrix_op op_a, m
 ///   query, an allocation or a launch fails.
 /// - Follows `make_gemm_plan` for the device of `s`: the skinny rung where M or N is small,
 ///   else `best_gemm_rung<In, float>()`.
+/// - `math`: `gemm_math::tf32` lets fp32 inputs run on tensor cores as TF32 (opt-in; see
+///   `gemm_math` for the accuracy), where the device has foundry's TF32 kernel and the
+///   problem is large enough; operands that are not K-major (A column-major, B row-major,
+///   after op() and C's layout) are first copied transposed into the workspace (one more
+///   read and write of them). Ignored for 16-bit inputs.
 template <class TA, class TB, class TC>
 void gemm(float alpha, matrix_view<TA> a, matrix_op op_a, matrix_view<TB> b, matrix_op op_b, float beta,
-          matrix_view<TC> c, cuda::stream_ref s) {
+          matrix_view<TC> c, cuda::stream_ref s, gemm_math math = gemm_math::fp32) {
   FOUNDRY_NVTX_FUNCTION_RANGE();
   detail::check_gemm_types<TA, TB, TC>();
   using in = std::remove_const_t<TA>;
-  const gemm_problem<in, TC> p =
+  gemm_problem<in, TC> p =
       make_gemm_problem<in, TC>(alpha, detail::as_const_view(a), op_a, detail::as_const_view(b), op_b, beta, c);
+  p.math = math;
   if (p.m == 0 || p.n == 0) return;
   detail::expect_gemm_memory(a, b, c, s);
   detail::launch_plan(make_gemm_plan(p, get_device_properties(stream_device(s.get()))), p, {}, s);

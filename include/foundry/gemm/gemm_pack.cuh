@@ -18,9 +18,19 @@
 ///   row are written as zeros, so the whole copy is initialised.
 /// - The copies sit at the front of the plan's workspace, each `pack_alignment`-aligned,
 ///   A's first; split-K's slices follow (`gemm_plan::pack_bytes` says where).
-/// - The rule (`packing_pays`): the copies' bytes (read and written) must cost no more
-///   time than the product would at the device's ceilings, and the product must be large
-///   enough to pay for the extra launch; `gemm_pack_policy` holds the two figures.
+/// - TF32 (fp32 inputs under `gemm_math::tf32`): the wgmma kernel reads both operands
+///   K-major only (the TF32 wgmma has no transpose), so an M-contiguous A or an
+///   N-contiguous B is copied transposed, with `transpose`'s tiled kernel
+///   (algorithms/transpose.cuh), into a K-contiguous copy whose row length is rounded up
+///   to 4 floats. Its padding is left unwritten: TMA reads a copy only within its extents.
+///   TF32 copies follow the ceiling rule alone.
+/// - The rule has two parts, with their figures in `gemm_pack_policy`. A product of at least
+///   `min_flops` is packed when the copies' bytes (read and written) cost no more time than
+///   the product would at the device's ceilings (`packing_pays`). A smaller one is packed when
+///   a time model (`modelled_us`) puts the copies and the fast kernel clearly under rung 4's
+///   fallback, whose K steps are latency-bound, at the split that the same model gives the
+///   fallback; otherwise it runs the fallback at that split (`detail::pack_where_it_pays`,
+///   gemm.cuh).
 ///
 /// The copy kernel is not `copy_2d` (algorithms/transpose.cuh): that one gives a block to
 /// each stored row, which leaves most of a block idle on the narrow rows a packed operand
@@ -28,6 +38,7 @@
 /// unwritten. Here one thread writes one 16-byte vector of the copy, from a flat index over
 /// all rows.
 
+#include <foundry/algorithms/transpose.cuh>
 #include <foundry/core/error.cuh>
 #include <foundry/core/math.cuh>
 #include <foundry/core/overlap.cuh>
@@ -49,21 +60,64 @@
 
 namespace foundry::gemm_kernels {
 
-/// The packing rule's figures and the copy kernel's block. Not measured yet: the
-/// comments give the model behind each figure.
+/// The packing rule's figures, its time model's, and the copy kernel's block. The rule has
+/// two parts (`detail::pack_where_it_pays` in gemm.cuh applies them):
+/// - the ceilings (`packing_pays`, `flops_per_byte` and `min_flops`): for a large product,
+///   pack when the copies cost no more than the product would at the device's ceilings;
+/// - the time model (`modelled_us`, the figures from `fallback_step_us` on): otherwise, pack
+///   when the copies and the fast kernel are modelled clearly faster (`clear_gain`) than rung
+///   4's fallback at the split the same model favours. The fallback is latency-bound: each
+///   32-deep K step of a block waits on its scalar loads (~3 us on the H200), so a product
+///   of a few MFLOPs can take tens of microseconds there, and a split that shortens each
+///   block's chain of steps, or the copies' few microseconds, pays.
+///
+/// Times are in microseconds and come from the H200; what every plan pays alike (the call
+/// on the host, C written once) is left out of the model.
 struct gemm_pack_policy {
   /// FLOPs the tensor cores run in the time DRAM moves one byte: the H200's dense 16-bit
   /// peak over its bandwidth, 989 TFLOP/s / 4.8 TB/s = 206 (the A100: 312 / 2.0 = 156).
   /// A copy of B bytes costs no more than the product at the ceilings when
   /// B <= max(2 M N K / flops_per_byte, the product's own bytes).
   static constexpr double flops_per_byte = 200.0;
-  /// Smallest product (2 M N K) worth a copy: 2^28, 512^3 multiply-adds. The unpacked
-  /// fallback runs at most ~24 TFLOP/s on the H200 (sweep: 3324x10802x134 at 23.6), so a
-  /// smaller product takes it under ~11 us, where the copies' launches (a few us each,
-  /// with the workspace's allocation) would eat most of the gain.
+  /// Smallest product (2 M N K) the ceiling rule judges: 2^28, 512^3 multiply-adds. There
+  /// the fallback takes at least 11 us at its throughput bound (~24 TFLOP/s on the H200), so
+  /// the copies' launches (`launch_us` each) cost less than they save; below it, the time
+  /// model judges.
   static constexpr double min_flops = 268435456.0;
   /// Threads per block of the copy kernel (one 16-byte vector each).
   static constexpr int block_threads = 256;
+
+  /// One 32-deep K step of the fallback, latency-bound: ~3 us on the H200 (sweep bf16, ~5 us of
+  /// call included: 1950x23x670, 21 steps, 66.5 us; 16x17x396, 13 steps, 35.4 us).
+  static constexpr double fallback_step_us = 3.0;
+  /// SM time of one more fallback block per SM and step: blocks past one per SM stay resident
+  /// together (96 registers x 128 threads: 5 per SM) and overlap their latency, each adding
+  /// its issue time. The throughput bound, ~24 TFLOP/s on the H200 (3324x10802x134: 67 blocks
+  /// per SM x 5 steps of 64x64x32 in 408 us).
+  static constexpr double fallback_block_step_us = 1.2;
+  /// A fast kernel's start before its first step (one DRAM latency, ~0.8 us, and the ring's
+  /// first stage); 2 us, conservative.
+  static constexpr double fast_fill_us = 2.0;
+  /// One 64-deep step of the fast kernels per wave of resident blocks, its loads pipelined
+  /// behind the previous steps' mma: 1.2 us, rung 4 at 4096^3 bf16 on the H200 (453 TFLOP/s,
+  /// 128x256x64 tiles), the slower of the two (rung 5: ~0.7 at 4096^3, ~1.0 at 1024x1024x8192 split 4).
+  static constexpr double fast_step_us = 1.2;
+  /// One more kernel on the stream (a copy, split-K's reduce), with its share of the
+  /// workspace's stream-ordered allocation: 2.5 us (H200 sweep: calls of one launch 3.6-5.2 us).
+  static constexpr double launch_us = 2.5;
+  /// Bytes per microsecond that the copies and the reduce move: 3 TB/s, 5/8 of the H200's
+  /// 4.8 (not measured for these kernels; conservative).
+  static constexpr double bytes_per_us = 3.0e6;
+  /// Split-K's reduce, per slice: each element of C sums the slices in a chain of loads. 0.6
+  /// us, a loose fit: on the H200 the fallback rows split 15-16 ways ran ~10 us over 3 us a
+  /// step (82x14x11373, 16 slices of 23 steps: 91.2 us), the one split 4 ways did not.
+  static constexpr double reduce_slice_us = 0.6;
+  /// Most slices the model gives the fallback: the cap of the rungs' automatic split
+  /// (`plan_split_k`), which bounds the workspace at 16 copies of C and the reduce's chain.
+  static constexpr int max_fallback_splits = 16;
+  /// A plan replaces the rung's own only where it is modelled at most this fraction of its
+  /// time: the fallback's figures fit the sweep's rows within about 25%.
+  static constexpr double clear_gain = 0.75;
 };
 
 /// Alignment of each copy in the workspace: what `cudaMallocAsync` returns, and more
@@ -114,25 +168,45 @@ template <class In>
       static_cast<std::size_t>(s.rows) * static_cast<std::size_t>(pack_ld<In>(s.cols)) * sizeof(In), pack_alignment);
 }
 
+/// The stored shape of a copy of an operand of stored shape `s`: the same, or transposed.
+[[nodiscard]] constexpr stored_shape copy_shape(stored_shape s, bool transposed) noexcept {
+  return transposed ? stored_shape{s.cols, s.rows} : s;
+}
+
+/// A's copy's stored shape under `plan` (A's own, or transposed).
+template <class In>
+[[nodiscard]] constexpr stored_shape packed_a_shape(const gemm_problem<In, float>& p, const gemm_plan& plan) noexcept {
+  return copy_shape(stored_a(p), plan.pack_a_transposed);
+}
+
+/// B's copy's stored shape under `plan` (B's own, or transposed).
+template <class In>
+[[nodiscard]] constexpr stored_shape packed_b_shape(const gemm_problem<In, float>& p, const gemm_plan& plan) noexcept {
+  return copy_shape(stored_b(p), plan.pack_b_transposed);
+}
+
 /// Which operands to copy, and the copies' layout: what `record_packing` writes into a plan.
 struct gemm_pack_plan {
-  bool a = false;           ///< copy A
-  bool b = false;           ///< copy B
-  std::int64_t lda = 0;     ///< A's copy's leading dimension (0: not copied)
-  std::int64_t ldb = 0;     ///< B's copy's leading dimension (0: not copied)
-  std::size_t bytes = 0;    ///< workspace the copies take, at its front
-  double copy_bytes = 0.0;  ///< bytes the copy kernels read and write
+  bool a = false;            ///< copy A
+  bool b = false;            ///< copy B
+  bool transpose_a = false;  ///< A's copy is K-contiguous where A is M-contiguous
+  bool transpose_b = false;  ///< B's copy is K-contiguous where B is N-contiguous
+  std::int64_t lda = 0;      ///< A's copy's leading dimension (0: not copied)
+  std::int64_t ldb = 0;      ///< B's copy's leading dimension (0: not copied)
+  std::size_t bytes = 0;     ///< workspace the copies take, at its front
+  double copy_bytes = 0.0;   ///< bytes the copy kernels read and write
   /// Whether an operand is copied.
   [[nodiscard]] constexpr bool any() const noexcept { return a || b; }
 };
 
-/// The packing rule: whether copying `copy_bytes` (read and written) costs no more than
+/// The ceiling rule: whether copying `copy_bytes` (read and written) costs no more than
 /// the product of `p` at the device's ceilings, 2 M N K FLOPs at the tensor cores' peak or
 /// the product's own bytes (A and B read once, C written, and read when beta != 0) at
 /// DRAM bandwidth, whichever takes longer; and the product is at least
 /// `Policy::min_flops`. Then the copy and the fast kernel together take at most about
 /// twice the product's time at the ceilings, against the fallback's ~24 TFLOP/s (1/40 of
-/// the H200's peak).
+/// the H200's peak). Where it fails, the time model (`modelled_us`) may still find
+/// packing faster.
 template <class In, class Policy = gemm_pack_policy>
 [[nodiscard]] bool packing_pays(const gemm_problem<In, float>& p, double copy_bytes) noexcept {
   const double m = static_cast<double>(p.m), n = static_cast<double>(p.n), k = static_cast<double>(p.k);
@@ -142,32 +216,102 @@ template <class In, class Policy = gemm_pack_policy>
   return flops >= Policy::min_flops && copy_bytes <= std::max(flops / Policy::flops_per_byte, product_bytes);
 }
 
-/// The operands of `p` to copy: each one whose rows are not all 16-byte aligned
-/// (`operand_rows_aligned`), if `packing_pays` for the copies together; otherwise none.
-/// Touches no GPU.
+/// Whether the time model (`modelled_us`) judges `p`: its product is below
+/// `Policy::min_flops`, where the ceiling rule does not.
 template <class In, class Policy = gemm_pack_policy>
-[[nodiscard]] gemm_pack_plan plan_packing(const gemm_problem<In, float>& p) noexcept {
+[[nodiscard]] constexpr bool latency_bound_product(const gemm_problem<In, float>& p) noexcept {
+  return 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) < Policy::min_flops;
+}
+
+/// Bytes the copy kernel reads and writes for a stored operand of shape `from` copied to
+/// shape `to` (`from` itself, or transposed): its elements, and the rows of the copy at
+/// `pack_ld`.
+template <class In>
+[[nodiscard]] constexpr double pack_copy_bytes(stored_shape from, stored_shape to) noexcept {
+  return static_cast<double>(sizeof(In)) * (static_cast<double>(from.rows) * static_cast<double>(from.cols) +
+                                            static_cast<double>(to.rows) * static_cast<double>(pack_ld<In>(to.cols)));
+}
+
+/// `pack_copy_bytes` of a copy that keeps the operand's orientation.
+template <class In>
+[[nodiscard]] constexpr double pack_copy_bytes(stored_shape s) noexcept {
+  return pack_copy_bytes<In>(s, s);
+}
+
+/// The copies that would let the fast kernels read `p`: each operand whose rows are not all
+/// 16-byte aligned (`operand_rows_aligned`), and with `k_major` (TF32) each one that is not
+/// K-contiguous, transposed; whatever they cost. Touches no GPU.
+template <class In>
+[[nodiscard]] gemm_pack_plan misaligned_operands(const gemm_problem<In, float>& p, bool k_major = false) noexcept {
   gemm_pack_plan plan;
   if (p.m <= 0 || p.n <= 0 || p.k <= 0) return plan;
-  const stored_shape a = stored_a(p), b = stored_b(p);
-  const auto copy_bytes = [](stored_shape s) {
-    return static_cast<double>(sizeof(In)) * static_cast<double>(s.rows) *
-           static_cast<double>(s.cols + pack_ld<In>(s.cols));
-  };
-  if (!operand_rows_aligned(p.a, p.lda)) {
+  plan.transpose_a = k_major && !p.a_k_contiguous;
+  plan.transpose_b = k_major && p.b_n_contiguous;
+  if (plan.transpose_a || !operand_rows_aligned(p.a, p.lda)) {
+    const stored_shape a = copy_shape(stored_a(p), plan.transpose_a);
     plan.a = true;
     plan.lda = pack_ld<In>(a.cols);
     plan.bytes += pack_region_bytes<In>(a);
-    plan.copy_bytes += copy_bytes(a);
+    plan.copy_bytes += pack_copy_bytes<In>(stored_a(p), a);
   }
-  if (!operand_rows_aligned(p.b, p.ldb)) {
+  if (plan.transpose_b || !operand_rows_aligned(p.b, p.ldb)) {
+    const stored_shape b = copy_shape(stored_b(p), plan.transpose_b);
     plan.b = true;
     plan.ldb = pack_ld<In>(b.cols);
     plan.bytes += pack_region_bytes<In>(b);
-    plan.copy_bytes += copy_bytes(b);
+    plan.copy_bytes += pack_copy_bytes<In>(stored_b(p), b);
   }
+  return plan;
+}
+
+/// The operands of `p` to copy by the ceiling rule: those of `misaligned_operands` (with
+/// `k_major` as there), if `packing_pays` for the copies together; otherwise none. Touches
+/// no GPU.
+template <class In, class Policy = gemm_pack_policy>
+[[nodiscard]] gemm_pack_plan plan_packing(const gemm_problem<In, float>& p, bool k_major = false) noexcept {
+  const gemm_pack_plan plan = misaligned_operands(p, k_major);
   if (!plan.any() || !packing_pays<In, Policy>(p, plan.copy_bytes)) return gemm_pack_plan{};
   return plan;
+}
+
+/// The time model's cost of split-K's reduce for `splits` slices of an m x n C: one more
+/// launch, a chain of `splits` loads per element of C, and the slices written by the GEMM
+/// kernel and read back (C itself every plan writes). 0 for one slice.
+template <class Policy = gemm_pack_policy>
+[[nodiscard]] constexpr double modelled_reduce_us(std::int64_t m, std::int64_t n, int splits) noexcept {
+  if (splits <= 1) return 0.0;
+  const double slice_bytes = static_cast<double>(sizeof(float)) * static_cast<double>(m) * static_cast<double>(n);
+  return Policy::launch_us + splits * Policy::reduce_slice_us + 2.0 * splits * slice_bytes / Policy::bytes_per_us;
+}
+
+/// The time model (`gemm_pack_policy`) of `plan` (a 16-bit plan of rung 4 or 5) for `p` on
+/// `sm_count` SMs, in microseconds, without what every plan pays alike (the call, C written
+/// once). With `steps` the block_k steps of one K slice, `tiles` the block tiles and `waves`
+/// = ceil(tiles x splits / (sm_count x min_blocks_per_sm)):
+/// - the fallback: steps x (fallback_step_us + (waves - 1) x fallback_block_step_us), each
+///   step latency-bound for the first block on an SM and the throughput of the others;
+/// - a fast kernel: fast_fill_us + steps x waves x fast_step_us, its steps pipelined, plus
+///   for each copy `launch_us` and its bytes at `bytes_per_us`;
+/// - either, when K is split: `modelled_reduce_us`.
+/// Not a prediction of the call's time: a comparison of plans for one problem.
+template <class In, class Policy = gemm_pack_policy>
+[[nodiscard]] double modelled_us(const gemm_plan& plan, const gemm_problem<In, float>& p, int sm_count) noexcept {
+  if (p.m <= 0 || p.n <= 0 || plan.block_m <= 0 || plan.block_n <= 0 || plan.block_k <= 0) return 0.0;
+  const std::int64_t tiles = ceil_div<std::int64_t>(p.m, plan.block_m) * ceil_div<std::int64_t>(p.n, plan.block_n);
+  const std::int64_t depth = plan.split_k > 1 ? plan.k_per_split : p.k;
+  const auto steps = static_cast<double>(std::max<std::int64_t>(1, ceil_div<std::int64_t>(depth, plan.block_k)));
+  const std::int64_t slots = std::max<std::int64_t>(1, std::int64_t{sm_count} * std::max(plan.min_blocks_per_sm, 1));
+  const auto waves = static_cast<double>(ceil_div<std::int64_t>(tiles * std::max(plan.split_k, 1), slots));
+  const double reduce = modelled_reduce_us<Policy>(p.m, p.n, plan.split_k);
+  if (plan.fallback) {
+    return steps * (Policy::fallback_step_us + (waves - 1.0) * Policy::fallback_block_step_us) + reduce;
+  }
+  double copies = 0.0;
+  if (plan.pack_a)
+    copies += Policy::launch_us + pack_copy_bytes<In>(stored_a(p), packed_a_shape(p, plan)) / Policy::bytes_per_us;
+  if (plan.pack_b)
+    copies += Policy::launch_us + pack_copy_bytes<In>(stored_b(p), packed_b_shape(p, plan)) / Policy::bytes_per_us;
+  return copies + Policy::fast_fill_us + steps * waves * Policy::fast_step_us + reduce;
 }
 
 /// Where the copies start in the workspace, in bytes: A's at 0, then B's (0 too when A
@@ -180,7 +324,7 @@ struct pack_offsets {
 /// The offsets of the copies that `plan` asks for in `p`'s workspace.
 template <class In>
 [[nodiscard]] constexpr pack_offsets pack_offsets_of(const gemm_problem<In, float>& p, const gemm_plan& plan) noexcept {
-  return {0, plan.pack_a ? pack_region_bytes<In>(stored_a(p)) : 0};
+  return {0, plan.pack_a ? pack_region_bytes<In>(packed_a_shape(p, plan)) : 0};
 }
 
 /// `p` with each operand that `plan` packs replaced by its copy in the workspace at
@@ -194,10 +338,12 @@ template <class In>
   if (plan.pack_a) {
     q.a = reinterpret_cast<const In*>(workspace + at.a);
     q.lda = plan.packed_lda;
+    if (plan.pack_a_transposed) q.a_k_contiguous = !q.a_k_contiguous;
   }
   if (plan.pack_b) {
     q.b = reinterpret_cast<const In*>(workspace + at.b);
     q.ldb = plan.packed_ldb;
+    if (plan.pack_b_transposed) q.b_n_contiguous = !q.b_n_contiguous;
   }
   return q;
 }
@@ -209,6 +355,8 @@ namespace detail {
 inline void record_packing(gemm_plan& plan, const gemm_pack_plan& packing) noexcept {
   plan.pack_a = packing.a;
   plan.pack_b = packing.b;
+  plan.pack_a_transposed = packing.transpose_a;
+  plan.pack_b_transposed = packing.transpose_b;
   plan.packed_lda = packing.lda;
   plan.packed_ldb = packing.ldb;
   plan.pack_bytes = packing.bytes;
@@ -248,6 +396,17 @@ void enqueue_pack(const In* src, stored_shape shape, std::int64_t src_ld, In* ds
   const launch_config c = make_launch_config_1d(vectors, Policy::block_threads);
   launch(s, c, pack_operand_kernel<word, width>, reinterpret_cast<const word*>(src), src_ld, shape.rows, shape.cols,
          reinterpret_cast<word*>(dst), dst_ld);
+}
+
+/// Enqueues the copy of a stored `rows` × `cols` operand at `src` (leading dimension
+/// `src_ld`) into `dst` transposed: `cols` rows of `rows`, leading dimension `dst_ld`
+/// (padding unwritten), with `transpose`'s kernel, on `s`. Asynchronous. Throws
+/// `cuda_error` if the launch fails.
+template <class In>
+void enqueue_transposed_pack(const In* src, stored_shape shape, std::int64_t src_ld, In* dst, std::int64_t dst_ld,
+                             cuda::stream_ref s) {
+  foundry::detail::launch_transpose<transpose_policy>(matrix_view<const In>{src, shape.rows, shape.cols, src_ld},
+                                                      matrix_view<In>{dst, shape.cols, shape.rows, dst_ld}, s);
 }
 
 /// The byte range of a stored operand (empty when it has no elements).
@@ -300,8 +459,13 @@ class packed_operands {
     auto* const bytes = reinterpret_cast<unsigned char*>(workspace.data());
     const pack_offsets at = pack_offsets_of(p, plan);
     q_ = packed_problem(p, plan, reinterpret_cast<std::uintptr_t>(bytes));
-    if (plan.pack_a) enqueue_pack(p.a, stored_a(p), p.lda, reinterpret_cast<In*>(bytes + at.a), q_.lda, s);
-    if (plan.pack_b) enqueue_pack(p.b, stored_b(p), p.ldb, reinterpret_cast<In*>(bytes + at.b), q_.ldb, s);
+    const auto copy = [&s](const In* src, stored_shape shape, std::int64_t src_ld, bool transposed, In* dst,
+                           std::int64_t dst_ld) {
+      if (transposed) return enqueue_transposed_pack(src, shape, src_ld, dst, dst_ld, s);
+      enqueue_pack(src, shape, src_ld, dst, dst_ld, s);
+    };
+    if (plan.pack_a) copy(p.a, stored_a(p), p.lda, plan.pack_a_transposed, reinterpret_cast<In*>(bytes + at.a), q_.lda);
+    if (plan.pack_b) copy(p.b, stored_b(p), p.ldb, plan.pack_b_transposed, reinterpret_cast<In*>(bytes + at.b), q_.ldb);
     rest_ = workspace.subspan(plan.pack_bytes / sizeof(float));
   }
 

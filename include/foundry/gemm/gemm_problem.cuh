@@ -18,6 +18,20 @@ enum class matrix_layout { row_major, col_major };
 /// Whether an operand is used as stored or transposed.
 enum class matrix_op { none, transpose };
 
+/// How `foundry::gemm` multiplies fp32 inputs (16-bit inputs always run on tensor cores
+/// with fp32 accumulation; for them the choice changes nothing).
+enum class gemm_math {
+  /// fp32 products and sums, as BLAS's SGEMM: the default.
+  fp32,
+  /// Opt-in: the inputs are read as TF32 (8-bit exponent, 10-bit mantissa; the low 13 bits
+  /// of each float are dropped) and multiplied on tensor cores, with fp32 accumulation;
+  /// cuBLAS's CUBLAS_TF32_TENSOR_OP_MATH. Each product then carries a relative error of up
+  /// to about 2^-9 instead of 2^-24. Where the device has no TF32 kernel in foundry (only
+  /// the wgmma rung has one: compute capability 9.0 with sm_90a code) or the problem is
+  /// one the plan keeps off it (small, skinny), the fp32 path runs; the plan says which.
+  tf32,
+};
+
 /// A stored matrix: `rows × cols` elements, consecutive rows (row-major) or
 /// columns (col-major) `ld` elements apart.
 template <class T>
@@ -66,6 +80,8 @@ struct gemm_problem {
   float alpha = 1.0f;
   /// Scale of the C read before the write (0: C is not read).
   float beta = 0.0f;
+  /// fp32 inputs only: whether the plan may multiply them as TF32 (`gemm_math::tf32`).
+  gemm_math math = gemm_math::fp32;
 };
 
 }  // namespace foundry

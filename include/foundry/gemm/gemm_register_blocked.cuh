@@ -61,7 +61,7 @@ namespace foundry::gemm_kernels {
 
 /// Tile shape of rung 3: the block tile, the K slice, the blocks per SM the
 /// registers are budgeted for, and the thread sub-tile (a multiple of 4 × 4).
-template <int BlockM = 128, int BlockN = 128, int BlockK = 8, int BlocksPerSm = 2, int ThreadM = 8, int ThreadN = 8>
+template <int BlockM = 128, int BlockN = 128, int BlockK = 8, int MinBlocksPerSm = 2, int ThreadM = 8, int ThreadN = 8>
 struct register_blocked_policy {
   /// 128 × 128: 32 FLOPs per byte moved from L2, enough to keep the FMA units
   /// fed. 48.3 TFLOP/s at 8192^3 fp32 on the H200 (0.94× cuBLAS).
@@ -74,7 +74,7 @@ struct register_blocked_policy {
   /// 2 blocks (16 warps) per SM: the cap of 128 registers per thread that this
   /// implies holds the default 8 × 8 tile's 64 accumulators, 32 fragment and 8 staging registers
   /// without spills on the float4 path. 48.3 TFLOP/s at 8192^3 on the H200, against 42.1 at 1 block/SM.
-  static constexpr int blocks_per_sm = BlocksPerSm;
+  static constexpr int min_blocks_per_sm = MinBlocksPerSm;
   /// Tile rows per group of the block raster (detail/block_raster.cuh).
   static constexpr int group_m = 8;
   /// Shared-memory buffers: double buffering, one tile computed while the next is stored.
@@ -108,13 +108,53 @@ struct register_blocked_policy {
 /// The default tile of rung 3.
 using register_blocked_default_policy = register_blocked_policy<>;
 
+namespace detail {
+
+/// This thread's register fragments of K step `kk` of the shared tiles `as` and `bs`
+/// (rows `a_row` and `b_row` floats long): its thread_m rows of A and thread_n columns of
+/// B, one float4 load per 4 × 4 piece. (ty, tx): its place in the thread grid.
+template <class Policy>
+__device__ void load_register_fragments(float (&a_frag)[Policy::thread_m], float (&b_frag)[Policy::thread_n],
+                                        const float* as, const float* bs, int a_row, int b_row, int kk, int ty,
+                                        int tx) {
+#pragma unroll
+  for (int q = 0; q < Policy::thread_m / 4; ++q) {
+    const float4 v = *reinterpret_cast<const float4*>(as + kk * a_row + q * Policy::piece_stride_m + ty * 4);
+    a_frag[4 * q + 0] = v.x, a_frag[4 * q + 1] = v.y, a_frag[4 * q + 2] = v.z, a_frag[4 * q + 3] = v.w;
+  }
+#pragma unroll
+  for (int q = 0; q < Policy::thread_n / 4; ++q) {
+    const float4 v = *reinterpret_cast<const float4*>(bs + kk * b_row + q * Policy::piece_stride_n + tx * 4);
+    b_frag[4 * q + 0] = v.x, b_frag[4 * q + 1] = v.y, b_frag[4 * q + 2] = v.z, b_frag[4 * q + 3] = v.w;
+  }
+}
+
+/// acc += a_frag ⊗ b_frag: one K step of this thread's thread_m × thread_n FMAs. Serpentine
+/// order (CUTLASS's SIMT MMA does the same): odd rows walk the columns backwards, so
+/// consecutive FFMAs share an operand at every turn as well as along a row, which lets the
+/// operand reuse cache skip a register-file read.
+template <class Policy>
+__device__ void fma_fragments(float (&acc)[Policy::thread_m][Policy::thread_n], const float (&a_frag)[Policy::thread_m],
+                              const float (&b_frag)[Policy::thread_n]) {
+#pragma unroll
+  for (int i = 0; i < Policy::thread_m; ++i) {
+#pragma unroll
+    for (int jj = 0; jj < Policy::thread_n; ++jj) {
+      const int j = i % 2 == 0 ? jj : Policy::thread_n - 1 - jj;
+      acc[i][j] = fmaf(a_frag[i], b_frag[j], acc[i][j]);
+    }
+  }
+}
+
+}  // namespace detail
+
 /// Rung 3's kernel. Block z computes the K slice `[z * k_per_split, ...)`; its
 /// results go to `out` (row-major, leading dimension `ldo`) as
 /// `alpha * acc + beta * out`. Without split-K `out` is C; with it, `out` is
 /// the block's slice of the workspace, written with alpha = 1, beta = 0.
 /// `out_vector`: out and ldo allow float4 stores.
 template <class Policy, bool AKContiguous, bool BNContiguous, bool Vector>
-__global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
+__global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
     register_blocked_kernel(gemm_problem<float, float> p, std::int64_t k_per_split, float* __restrict__ out,
                             std::int64_t ldo, std::int64_t out_slice_stride, float alpha, float beta, bool out_vector) {
   constexpr int bm = Policy::block_m, bn = Policy::block_n, bk = Policy::block_k;
@@ -129,7 +169,6 @@ __global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
   // of it. Its rows are q * piece_stride_m + ty*4 + {0..3} for each row piece q; its
   // columns likewise with tx and piece_stride_n.
   constexpr int thread_m = Policy::thread_m, thread_n = Policy::thread_n;
-  constexpr int stride_m = Policy::piece_stride_m, stride_n = Policy::piece_stride_n;
   constexpr int warps_across = bn / thread_n / 8;
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int lane = static_cast<int>(threadIdx.x) % 32;
@@ -173,19 +212,7 @@ __global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
     // Register fragments, double-buffered across kk.
     float a_frag[2][thread_m];
     float b_frag[2][thread_n];
-    auto load_fragments = [&](const float* as, const float* bs, int kk, int f) {
-#pragma unroll
-      for (int q = 0; q < thread_m / 4; ++q) {
-        const float4 v = *reinterpret_cast<const float4*>(as + kk * a_row + q * stride_m + ty * 4);
-        a_frag[f][4 * q + 0] = v.x, a_frag[f][4 * q + 1] = v.y, a_frag[f][4 * q + 2] = v.z, a_frag[f][4 * q + 3] = v.w;
-      }
-#pragma unroll
-      for (int q = 0; q < thread_n / 4; ++q) {
-        const float4 v = *reinterpret_cast<const float4*>(bs + kk * b_row + q * stride_n + tx * 4);
-        b_frag[f][4 * q + 0] = v.x, b_frag[f][4 * q + 1] = v.y, b_frag[f][4 * q + 2] = v.z, b_frag[f][4 * q + 3] = v.w;
-      }
-    };
-    load_fragments(a_smem[0], b_smem[0], 0, 0);
+    detail::load_register_fragments<Policy>(a_frag[0], b_frag[0], a_smem[0], b_smem[0], a_row, b_row, 0, ty, tx);
 
     int buf = 0;
     for (;;) {
@@ -204,22 +231,14 @@ __global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
             b_loader::store(b_smem[buf ^ 1], b_next);
             __syncthreads();
             buf ^= 1;
-            load_fragments(a_smem[buf], b_smem[buf], 0, 0);
+            detail::load_register_fragments<Policy>(a_frag[0], b_frag[0], a_smem[buf], b_smem[buf], a_row, b_row, 0, ty,
+                                                    tx);
           }
         } else {
-          load_fragments(a_smem[buf], b_smem[buf], kk + 1, (kk + 1) % 2);
+          detail::load_register_fragments<Policy>(a_frag[(kk + 1) % 2], b_frag[(kk + 1) % 2], a_smem[buf], b_smem[buf],
+                                                  a_row, b_row, kk + 1, ty, tx);
         }
-        // Serpentine order (CUTLASS's SIMT MMA does the same): odd rows walk the columns
-        // backwards, so consecutive FFMAs share an operand at every turn as well as along a
-        // row, which lets the operand reuse cache skip a register-file read.
-#pragma unroll
-        for (int i = 0; i < thread_m; ++i) {
-#pragma unroll
-          for (int jj = 0; jj < thread_n; ++jj) {
-            const int j = i % 2 == 0 ? jj : thread_n - 1 - jj;
-            acc[i][j] = fmaf(a_frag[kk % 2][i], b_frag[kk % 2][j], acc[i][j]);
-          }
-        }
+        detail::fma_fragments<Policy>(acc, a_frag[kk % 2], b_frag[kk % 2]);
       }
       if (!has_next) break;
     }
@@ -229,10 +248,10 @@ __global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
   float* const o = out + static_cast<std::int64_t>(blockIdx.z) * out_slice_stride;
 #pragma unroll
   for (int i = 0; i < thread_m; ++i) {
-    const std::int64_t row = m0 + (i / 4) * stride_m + ty * 4 + i % 4;
+    const std::int64_t row = m0 + (i / 4) * Policy::piece_stride_m + ty * 4 + i % 4;
 #pragma unroll
     for (int q = 0; q < thread_n / 4; ++q) {
-      const std::int64_t col = n0 + q * stride_n + tx * 4;
+      const std::int64_t col = n0 + q * Policy::piece_stride_n + tx * 4;
       const float v[4] = {acc[i][4 * q + 0], acc[i][4 * q + 1], acc[i][4 * q + 2], acc[i][4 * q + 3]};
       detail::store_four(o, ldo, row, col, p.m, p.n, alpha, beta, out_vector, v);
     }
@@ -246,7 +265,7 @@ template <class Policy = register_blocked_default_policy>
   gemm_plan plan = foundry::detail::plan_with_policy<Policy>(gemm_rung::register_blocked, "fp32 inputs");
   detail::record_split(plan,
                        plan_split_k_for_tiles(p.m, p.n, p.k, Policy::block_m, Policy::block_n, Policy::block_k,
-                                              Policy::blocks_per_sm, requested, sm_count),
+                                              Policy::min_blocks_per_sm, requested, sm_count),
                        p);
   return plan;
 }

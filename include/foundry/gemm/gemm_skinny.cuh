@@ -15,22 +15,27 @@
 ///   C^T = B^T A^T (`skinny_orient`), so the large operand is always the kernel's B,
 ///   k × n, and it is read from DRAM exactly once.
 /// - **B contiguous along n** (`skinny_along_n_kernel`): a warp streams rows of B, each
-///   lane 4 adjacent columns, and the 4 warps of a block take quarters of each K chunk;
-///   A's values are the same for the whole warp (a shared-memory broadcast); the
-///   warps' partial sums meet in shared memory at the end, in a fixed order.
+///   lane one vector of adjacent columns (4 fp32, 8 16-bit but 4 with 8 rows:
+///   `skinny_policy::along_n_lane_columns`), and the 4 warps of a block take quarters of
+///   each K chunk; A's values are the same for the whole warp (a shared-memory
+///   broadcast); the warps' partial sums meet in shared memory at the end, in a fixed order.
 /// - **B contiguous along k** (`skinny_along_k_kernel`): a warp streams 4 columns of B
-///   along k, each lane 4 adjacent k; each lane reads its own A values from shared
-///   memory and uses them for the 4 columns; the lanes' partial sums meet through warp
+///   along k, each lane one vector of adjacent k; each lane reads its own A values from
+///   shared memory and uses them for the 4 columns; the lanes' partial sums meet through warp
 ///   shuffles (`warp_reduce`).
 /// - **A** is staged, as float, one K chunk at a time into shared memory (it is small
 ///   and stays in L2); rows past m and k past the slice read as zeros.
-/// - **Loads.** 16-byte (fp32) or 8-byte (16-bit) vector loads only where the launch
-///   proved the alignment of B's pointer and leading dimension; otherwise the same
+/// - **Loads.** 16-byte vector loads (4 fp32 or 8 16-bit elements: 8-byte loads held
+///   16-bit B to 2.7-2.8 TB/s on the H200, against 4.1-4.2 for fp32; 8-byte ones remain
+///   for the 16-bit along-n kernel with 8 rows, for its registers) only where the
+///   launch proved the alignment of B's pointer and leading dimension; otherwise the same
 ///   kernels load scalars, still coalesced (a lane takes every 32nd element). B is read
 ///   with the streaming cache hint: it is touched once.
 /// - **Split-K.** When the column tiles cannot fill the SMs, K is cut into slices that
 ///   write partial results into a workspace, summed in a fixed order by the split-K
-///   reduce of detail/split_k.cuh (deterministic, no atomics).
+///   reduce of detail/split_k.cuh (deterministic, no atomics). With few tiles and a long
+///   K the slices go down to a few hundred k, whole rounds of a block's loads, not
+///   whole chunks (`skinny_policy` states the rule).
 /// - **Any m.** Named explicitly (`gemm_with`), the rung runs any shape: the grid's z
 ///   covers the rows `block_m` at a time, reading B once per group.
 
@@ -56,30 +61,89 @@
 
 namespace foundry::gemm_kernels {
 
+/// Elements of In in one 16-byte vector load of B, a lane's share of a row (along n) or of
+/// a step (along k): 4 fp32, 8 16-bit. The widest load a lane can issue; at 8 bytes, 16-bit
+/// B stayed at 2.7-2.8 TB/s on the H200 (fp32: 4.1-4.2).
+template <class In>
+inline constexpr int skinny_elements_per_load = static_cast<int>(16 / sizeof(In));
+
 /// The shape of the skinny kernels, chosen so that each SM keeps at least 32 KiB of B in
 /// flight (Little's law at 32 B/ns per SM and ~1 µs of loaded DRAM latency) within the
 /// 128-register cap of the residency below. Not tuned; on the H200, 16384 x 16384 B: fp32
-/// 4.1-4.2 TB/s with one row, 2.7-3.2 with eight; 16-bit 2.7-2.8 and 1.4-1.8 TB/s.
+/// 4.1-4.2 TB/s with one row, 2.7-3.2 with eight; 16-bit 2.7-2.8 and 1.4-1.8 TB/s with
+/// 8-byte loads (before `skinny_elements_per_load`; 16-byte loads not yet measured).
+/// Where a count depends on In, the function takes `elements` = `skinny_elements_per_load<In>`.
 struct skinny_policy {
-  /// K per chunk of A staged in shared memory (and the unit of a split): 16 fp32 rows
-  /// of 512 are 32 KiB, so four blocks fit on an SM.
+  /// K per chunk of A staged in shared memory: 16 fp32 rows of 512 are 32 KiB, so four
+  /// blocks fit on an SM. A split's slices need not be whole chunks (`split_unit_k`).
   static constexpr int chunk_k = 512;
-  /// Along-n kernel: 4 warps over one tile of 128 columns (32 lanes × 4), each warp a
-  /// quarter of every K chunk; 4 blocks per SM (128 registers per thread).
+  /// Along-n kernel: 4 warps over one tile of 32 lanes × `along_n_lane_columns` (one
+  /// vector a lane), each warp a quarter of every K chunk (of what a slice's end leaves of
+  /// it); 4 blocks per SM (128 registers per thread).
   static constexpr int along_n_threads = 128;
-  /// Columns of C per along-n block.
-  static constexpr int along_n_columns = 128;
+  /// Columns a lane of the along-n kernel holds (one vector load a row of B): `elements`
+  /// while that keeps at most 32 accumulators, else 4. So fp32 always 4 (16 bytes), 16-bit
+  /// 8 (16 bytes) for 1 and 4 rows, and 4 (8 bytes) for 8 rows: 8 × 8 accumulators and the
+  /// 8 converted values of B spilled 16-28 bytes at 128 registers with any rows in flight.
+  [[nodiscard]] __host__ __device__ static constexpr int along_n_lane_columns(int rows, int elements) noexcept {
+    return rows * elements <= 32 ? elements : 4;
+  }
+  /// Columns of C per along-n block: 32 lanes × `along_n_lane_columns` (128, or 256 for
+  /// 16-bit with up to 4 rows).
+  [[nodiscard]] __host__ __device__ static constexpr int along_n_columns(int rows, int elements) noexcept {
+    return 32 * along_n_lane_columns(rows, elements);
+  }
   /// Along-n blocks resident per SM, as built.
-  static constexpr int along_n_blocks_per_sm = 4;
+  static constexpr int along_n_min_blocks_per_sm = 4;
   /// Along-k kernel: 8 warps, each over 4 columns of B (so a staged A value serves 4).
   static constexpr int along_k_threads = 256;
   /// Columns of C per along-k warp.
   static constexpr int along_k_warp_columns = 4;
   /// Along-k blocks resident per SM, as built.
-  static constexpr int along_k_blocks_per_sm = 2;
-  /// Shallowest K slice of a split: below that the workspace's traffic and the second
-  /// pass weigh more than the extra SMs.
-  static constexpr std::int64_t min_k_per_split = 1024;
+  static constexpr int along_k_min_blocks_per_sm = 2;
+
+  /// Rows of B a lane of the along-n kernel loads before it uses them (its loads in
+  /// flight: one vector a row), within 128 registers: 8, or 4 with 64 accumulators (16
+  /// fp32 rows × 4 columns).
+  [[nodiscard]] __host__ __device__ static constexpr int along_n_rows_in_flight(int rows, int elements) noexcept {
+    return rows * along_n_lane_columns(rows, elements) >= 64 ? 4 : 8;
+  }
+  /// Steps of 32 lanes × `elements` k (128 fp32, 256 16-bit: 16 bytes a lane and column) a
+  /// warp of the along-k kernel loads before it uses them, within 128 registers: 2, or 1
+  /// from Rows × `elements` = 64 (16 fp32 rows, 8 16-bit ones), where two no longer fit.
+  [[nodiscard]] __host__ __device__ static constexpr int along_k_steps_in_flight(int rows, int elements) noexcept {
+    return rows * elements >= 64 ? 1 : 2;
+  }
+  /// The unit of a split's depth: the K that one block covers in one round of its loads
+  /// in flight (along n: 4 warps × 8 or 4 rows = 32 or 16; along k: 256 or 128 fp32, 512
+  /// or 256 16-bit). A slice that ends inside a round waits out the round's latency
+  /// anyway, so the depth is rounded up to whole rounds; every unit is a multiple of 8, so
+  /// a slice starts where a vector load along k stays aligned. The kernels take any slice
+  /// end, inside a chunk.
+  [[nodiscard]] __host__ __device__ static constexpr int split_unit_k(bool along_n, int rows, int elements) noexcept {
+    return along_n ? along_n_threads / 32 * along_n_rows_in_flight(rows, elements)
+                   : 32 * elements * along_k_steps_in_flight(rows, elements);
+  }
+
+  // Split-K. With few column tiles and a long K a block is latency-bound, not
+  // bandwidth-bound: each warp walks its share of the slice one round of loads at a
+  // time, about one DRAM latency per round, so the time goes as the slice's depth in
+  // rounds (a slice of 1536 along n: 48 rounds a warp). The rule (not yet measured):
+  // while the tiles are fewer than the resident slots, cut K into slots / tiles slices,
+  // but none shallower than `min_k_per_split` and no more than `max_splits`, the depth
+  // rounded up to `split_unit_k`. The workspace needs no cap of its own: slices × tiles
+  // <= slots, so it holds at most slots × one tile of C (528 × 16 × 128 floats, 4.3 MiB
+  // on 132 SMs).
+
+  /// Shallowest K slice of an automatic split: 256 is 8 rounds of the along-n kernel
+  /// (16 with 64 accumulators) and at most two of the along-k kernel, enough to hide the start of
+  /// a block and the staging of A; the second pass, a few microseconds of latency for
+  /// these small C, is then no larger than the main one. Not yet measured.
+  static constexpr std::int64_t min_k_per_split = 256;
+  /// Most slices of an automatic split: the reduce sums the slices of an element one
+  /// after another in one thread, so this bounds its chain of L2 reads (64: a few
+  /// microseconds). Not yet measured.
+  static constexpr std::int64_t max_splits = 64;
 };
 
 /// The most rows of the small side for which `foundry::gemm` picks the skinny rung:
@@ -148,50 +212,81 @@ template <class In>
 }
 
 /// How the kernels read elements of In: as raw bits (float, or the 16 bits of a half or
-/// bfloat16), converted to float after the load; `raw4` is four adjacent elements.
-template <class In>
+/// bfloat16), converted to float after the load; `vec` is the W adjacent elements of one
+/// vector load: 16 bytes (W = `skinny_elements_per_load<In>`), or 8 for the 16-bit types
+/// where the along-n kernel keeps 4 columns a lane (`skinny_policy::along_n_lane_columns`).
+template <class In, int W = skinny_elements_per_load<In>>
 struct skinny_element;
 
 template <>
-struct skinny_element<float> {
+struct skinny_element<float, 4> {
   using raw = float;
-  using raw4 = float4;
+  using vec = float4;
+  static constexpr int width = 4;
   __device__ static float value(raw x) { return x; }
-  __device__ static raw4 pack(const raw (&r)[4]) { return make_float4(r[0], r[1], r[2], r[3]); }
-  __device__ static void unpack(const raw4& v, float (&out)[4]) {
+  __device__ static vec pack(const raw (&r)[width]) { return make_float4(r[0], r[1], r[2], r[3]); }
+  __device__ static void unpack(const vec& v, float (&out)[width]) {
     out[0] = v.x, out[1] = v.y, out[2] = v.z, out[3] = v.w;
   }
 };
 
+/// The bits of one 16-bit element as float, and the two elements of a word (little-endian:
+/// the first is the low half).
+template <class In>
+struct skinny_bits16;
+
 template <>
-struct skinny_element<__nv_bfloat16> {
-  using raw = unsigned short;
-  using raw4 = uint2;
+struct skinny_bits16<__nv_bfloat16> {
   // bfloat16 is the top half of a float.
-  __device__ static float value(raw x) { return __uint_as_float(static_cast<unsigned>(x) << 16); }
-  __device__ static raw4 pack(const raw (&r)[4]) {
-    return make_uint2(r[0] | (static_cast<unsigned>(r[1]) << 16), r[2] | (static_cast<unsigned>(r[3]) << 16));
-  }
-  // Little-endian: element 0 is the low half of the first word.
-  __device__ static void unpack(const raw4& v, float (&out)[4]) {
-    out[0] = __uint_as_float(v.x << 16), out[1] = __uint_as_float(v.x & 0xFFFF0000u);
-    out[2] = __uint_as_float(v.y << 16), out[3] = __uint_as_float(v.y & 0xFFFF0000u);
+  __device__ static float value(unsigned short x) { return __uint_as_float(static_cast<unsigned>(x) << 16); }
+  __device__ static void unpack_word(unsigned w, float& lo, float& hi) {
+    lo = __uint_as_float(w << 16), hi = __uint_as_float(w & 0xFFFF0000u);
   }
 };
 
 template <>
-struct skinny_element<__half> {
-  using raw = unsigned short;
-  using raw4 = uint2;
-  __device__ static float value(raw x) { return __half2float(__ushort_as_half(x)); }
-  __device__ static raw4 pack(const raw (&r)[4]) {
-    return make_uint2(r[0] | (static_cast<unsigned>(r[1]) << 16), r[2] | (static_cast<unsigned>(r[3]) << 16));
-  }
-  __device__ static void unpack(const raw4& v, float (&out)[4]) {
-    out[0] = value(static_cast<raw>(v.x & 0xFFFFu)), out[1] = value(static_cast<raw>(v.x >> 16));
-    out[2] = value(static_cast<raw>(v.y & 0xFFFFu)), out[3] = value(static_cast<raw>(v.y >> 16));
+struct skinny_bits16<__half> {
+  __device__ static float value(unsigned short x) { return __half2float(__ushort_as_half(x)); }
+  __device__ static void unpack_word(unsigned w, float& lo, float& hi) {
+    lo = value(static_cast<unsigned short>(w & 0xFFFFu)), hi = value(static_cast<unsigned short>(w >> 16));
   }
 };
+
+/// The 16-bit types' vectors: W = 8 (16 bytes, 4 words) or 4 (8 bytes, 2 words).
+template <class In, int W>
+struct skinny_element_16bit {
+  static_assert(W == 4 || W == 8, "8 or 16 bytes");
+  using raw = unsigned short;
+  using vec = std::conditional_t<W == 8, uint4, uint2>;
+  static constexpr int width = W;
+  __device__ static float value(raw x) { return skinny_bits16<In>::value(x); }
+  __device__ static vec pack(const raw (&r)[W]) {
+    unsigned words[W / 2];
+#pragma unroll
+    for (int w = 0; w < W / 2; ++w) words[w] = r[2 * w] | (static_cast<unsigned>(r[2 * w + 1]) << 16);
+    if constexpr (W == 8) {
+      return make_uint4(words[0], words[1], words[2], words[3]);
+    } else {
+      return make_uint2(words[0], words[1]);
+    }
+  }
+  __device__ static void unpack(const vec& v, float (&out)[W]) {
+    if constexpr (W == 8) {
+      const unsigned words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+      for (int w = 0; w < 4; ++w) skinny_bits16<In>::unpack_word(words[w], out[2 * w], out[2 * w + 1]);
+    } else {
+      skinny_bits16<In>::unpack_word(v.x, out[0], out[1]);
+      skinny_bits16<In>::unpack_word(v.y, out[2], out[3]);
+    }
+  }
+};
+
+template <int W>
+struct skinny_element<__nv_bfloat16, W> : skinny_element_16bit<__nv_bfloat16, W> {};
+
+template <int W>
+struct skinny_element<__half, W> : skinny_element_16bit<__half, W> {};
 
 /// Copies rows [row0, row0 + Rows) and k [k0, k0 + Chunk) of A into `a_s` as float:
 /// `a_s[p * Rows + i]` (KMajor) or `a_s[i * Chunk + p]`; zeros past m and past `k_end`.
@@ -214,10 +309,10 @@ __device__ void stage_a(const skinny_args<In>& g, std::int64_t row0, std::int64_
 }
 
 /// `acc[i][v] += a[i] * b[v]` for the Rows values of A at `a` (16-byte aligned when Rows
-/// is a multiple of 4: one broadcast float4 read per 4 rows).
-template <int Rows>
-__device__ __forceinline__ void accumulate_row(const float* __restrict__ a, const float (&b)[4],
-                                               float (&acc)[Rows][4]) {
+/// is a multiple of 4: one broadcast float4 read per 4 rows) and a lane's W values of B.
+template <int Rows, int W>
+__device__ __forceinline__ void accumulate_row(const float* __restrict__ a, const float (&b)[W],
+                                               float (&acc)[Rows][W]) {
   float a_r[Rows];
   if constexpr (Rows % 4 == 0) {
 #pragma unroll
@@ -232,32 +327,32 @@ __device__ __forceinline__ void accumulate_row(const float* __restrict__ a, cons
 #pragma unroll
   for (int i = 0; i < Rows; ++i) {
 #pragma unroll
-    for (int v = 0; v < 4; ++v) acc[i][v] = fmaf(a_r[i], b[v], acc[i][v]);
+    for (int v = 0; v < W; ++v) acc[i][v] = fmaf(a_r[i], b[v], acc[i][v]);
   }
 }
 
-/// Column `v` (0..3) of a lane's 4: adjacent columns for vector loads, every 32nd for scalar ones.
-template <bool Vector>
+/// Element `v` (0..W-1) of a lane's W: adjacent ones for vector loads, every 32nd for scalar ones.
+template <bool Vector, int W>
 __device__ __forceinline__ int lane_element(int lane, int v) {
-  return Vector ? 4 * lane + v : lane + 32 * v;
+  return Vector ? W * lane + v : lane + 32 * v;
 }
 
 /// Elements `start + lane_element(lane, v)` of a run of B at `run` (contiguous), those
 /// below `limit` (a run's length or the K slice's end), zeros past it: one vector load
-/// when all four are inside, else scalars. Issued together by the caller's unrolled loop.
-template <class In, bool Vector>
-__device__ __forceinline__ typename skinny_element<In>::raw4 load_four(const typename skinny_element<In>::raw* run,
-                                                                       std::int64_t start, std::int64_t limit,
-                                                                       int lane) {
-  using element = skinny_element<In>;
+/// when all W are inside, else scalars. Issued together by the caller's unrolled loop.
+template <class In, int W, bool Vector>
+__device__ __forceinline__ typename skinny_element<In, W>::vec load_vector(
+    const typename skinny_element<In, W>::raw* run, std::int64_t start, std::int64_t limit, int lane) {
+  using element = skinny_element<In, W>;
+  constexpr int w = element::width;
   if constexpr (Vector) {
-    if (start + 4 * lane + 3 < limit)
-      return __ldcs(reinterpret_cast<const typename element::raw4*>(run + start + 4 * lane));
+    if (start + w * lane + (w - 1) < limit)
+      return __ldcs(reinterpret_cast<const typename element::vec*>(run + start + w * lane));
   }
-  typename element::raw r[4];
+  typename element::raw r[w];
 #pragma unroll
-  for (int v = 0; v < 4; ++v) {
-    const std::int64_t e = start + lane_element<Vector>(lane, v);
+  for (int v = 0; v < w; ++v) {
+    const std::int64_t e = start + lane_element<Vector, w>(lane, v);
     r[v] = e < limit ? __ldcs(run + e) : typename element::raw{0};
   }
   return element::pack(r);
@@ -272,6 +367,16 @@ __device__ __forceinline__ void store_result(const skinny_args<In>& g, std::int6
   *c = blend(g.alpha, acc, g.beta, c);
 }
 
+/// Rows [begin, end) of a K chunk of `kc` rows (kc <= chunk) that warp `warp` of `Warps`
+/// takes in the along-n kernel: equal shares in whole rounds of `InFlight` rows, so that a
+/// chunk shortened by the slice's end still keeps every warp busy; empty when begin >= end.
+template <int Warps, int InFlight>
+__host__ __device__ constexpr void warp_k_share(int kc, int warp, int& begin, int& end) noexcept {
+  const int share = round_up(ceil_div(kc, Warps), InFlight);
+  begin = warp * share;
+  end = begin + share < kc ? begin + share : kc;
+}
+
 /// The K slice of this block: [begin, end), empty when the slice starts past K.
 template <class In>
 __device__ __forceinline__ void k_slice(const skinny_args<In>& g, std::int64_t& begin, std::int64_t& end) {
@@ -279,20 +384,67 @@ __device__ __forceinline__ void k_slice(const skinny_args<In>& g, std::int64_t& 
   end = begin + g.k_per_split < g.k ? begin + g.k_per_split : g.k;
 }
 
+/// The along-n kernel's epilogue: the warps' partial sums of C(row0 + i, col0 + lane's
+/// columns), added in warp order (deterministic) by warp 0 through `smem` (A's chunk
+/// until now), then stored.
+template <int Rows, int W, bool Vector, int Warps, class In>
+__device__ void sum_warps_and_store(const skinny_args<In>& g, const float (&acc)[Rows][W], float* smem, int warp,
+                                    int lane, std::int64_t row0, std::int64_t col0) {
+  constexpr int columns = 32 * W;
+  __syncthreads();  // A's last chunk is read by every warp before the space is reused
+  if (warp > 0) {
+#pragma unroll
+    for (int i = 0; i < Rows; ++i) {
+#pragma unroll
+      for (int v = 0; v < W; ++v)
+        smem[((warp - 1) * Rows + i) * columns + lane_element<Vector, W>(lane, v)] = acc[i][v];
+    }
+  }
+  __syncthreads();
+  if (warp == 0) {
+#pragma unroll
+    for (int i = 0; i < Rows; ++i) {
+#pragma unroll
+      for (int v = 0; v < W; ++v) {
+        float sum = acc[i][v];
+        for (int w = 0; w < Warps - 1; ++w) sum += smem[(w * Rows + i) * columns + lane_element<Vector, W>(lane, v)];
+        store_result(g, row0 + i, col0 + lane_element<Vector, W>(lane, v), sum);
+      }
+    }
+  }
+}
+
+/// The along-k kernel's epilogue: the lanes' partial sums of C(row0 + i, col0 + c), a fixed
+/// shuffle tree per result (deterministic), stored by lane 0.
+template <int Rows, int Cols, class In>
+__device__ void sum_lanes_and_store(const skinny_args<In>& g, const float (&acc)[Rows][Cols], int lane,
+                                    std::int64_t row0, std::int64_t col0) {
+  const warp_reduce<float> lanes{};
+#pragma unroll
+  for (int i = 0; i < Rows; ++i) {
+#pragma unroll
+    for (int c = 0; c < Cols; ++c) {
+      const float sum = lanes.sum(acc[i][c]);
+      if (lane == 0) store_result(g, row0 + i, col0 + c, sum);
+    }
+  }
+}
+
 }  // namespace detail
 
 /// The skinny kernel for a B contiguous along n (B(p, j) = b[p * ldb + j]). Block (x, y, z):
-/// columns [x * 128, +128), K slice y, rows [z * Rows, +Rows). `Vector`: 16-byte (fp32) or
-/// 8-byte (16-bit) loads of B, which the launch proved aligned.
+/// columns [x * C, +C) (C = `along_n_columns`: 128, or 256 for 16-bit with up to 4 rows),
+/// K slice y, rows [z * Rows, +Rows). `Vector`: one load of B's `along_n_lane_columns` a
+/// lane (16 bytes, or 8 for 16-bit with 8 rows), which the launch proved aligned.
 template <class In, int Rows, bool Vector>
-__global__ void __launch_bounds__(skinny_policy::along_n_threads, skinny_policy::along_n_blocks_per_sm)
+__global__ void __launch_bounds__(skinny_policy::along_n_threads, skinny_policy::along_n_min_blocks_per_sm)
     skinny_along_n_kernel(detail::skinny_args<In> g) {
-  using element = detail::skinny_element<In>;
+  constexpr int w = skinny_policy::along_n_lane_columns(Rows, skinny_elements_per_load<In>);
+  using element = detail::skinny_element<In, w>;  // one vector a lane: w columns
   constexpr int threads = skinny_policy::along_n_threads, warps = threads / 32;
-  constexpr int chunk = skinny_policy::chunk_k, columns = skinny_policy::along_n_columns;
-  constexpr int rows_per_warp = chunk / warps;
-  constexpr int unroll = Rows >= 16 ? 4 : 8;  // B rows in flight per lane, within 128 registers
-  static_assert(rows_per_warp % unroll == 0 && columns == 32 * 4, "a warp's rows in whole rounds; 4 columns a lane");
+  constexpr int chunk = skinny_policy::chunk_k, columns = 32 * w;
+  constexpr int unroll = skinny_policy::along_n_rows_in_flight(Rows, w);  // B rows in flight per lane
+  static_assert((chunk / warps) % unroll == 0, "a warp's rows in whole rounds");
   constexpr int smem_floats = Rows * chunk > (warps - 1) * Rows * columns ? Rows * chunk : (warps - 1) * Rows * columns;
   __shared__ __align__(16) float smem[smem_floats];  // A's chunk, a_s[p * Rows + i]; then the warps' partial sums
 
@@ -303,27 +455,31 @@ __global__ void __launch_bounds__(skinny_policy::along_n_threads, skinny_policy:
   detail::k_slice(g, k_begin, k_end);
   const auto* b = reinterpret_cast<const typename element::raw*>(g.b);
 
-  float acc[Rows][4];
+  float acc[Rows][w];
 #pragma unroll
-  for (int i = 0; i < Rows; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.0f;
+  for (int i = 0; i < Rows; ++i) {
+    acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.0f;
+    if constexpr (w == 8) acc[i][4] = acc[i][5] = acc[i][6] = acc[i][7] = 0.0f;
+  }
 
   for (std::int64_t k0 = k_begin; k0 < k_end; k0 += chunk) {
     __syncthreads();  // the previous chunk of A is read by every warp
     detail::stage_a<In, Rows, chunk, threads, true>(g, row0, k0, k_end, smem);
     __syncthreads();
-    const int p_begin = warp * rows_per_warp;
-    const int p_end = static_cast<int>(k_end - k0 < p_begin + rows_per_warp ? k_end - k0 : p_begin + rows_per_warp);
+    int p_begin = 0, p_end = 0;
+    detail::warp_k_share<warps, unroll>(static_cast<int>(k_end - k0 < chunk ? k_end - k0 : chunk), warp, p_begin,
+                                        p_end);
     for (int p = p_begin; p < p_end; p += unroll) {
-      typename element::raw4 r[unroll];
+      typename element::vec r[unroll];
 #pragma unroll
       for (int u = 0; u < unroll; ++u) {  // all loads first: unroll rows of B in flight
-        r[u] = p + u < p_end ? detail::load_four<In, Vector>(b + (k0 + p + u) * g.ldb, col0, g.n, lane)
-                             : typename element::raw4{};
+        r[u] = p + u < p_end ? detail::load_vector<In, w, Vector>(b + (k0 + p + u) * g.ldb, col0, g.n, lane)
+                             : typename element::vec{};
       }
 #pragma unroll
       for (int u = 0; u < unroll; ++u) {
         if (p + u < p_end) {
-          float bv[4];
+          float bv[w];
           element::unpack(r[u], bv);
           detail::accumulate_row<Rows>(smem + (p + u) * Rows, bv, acc);
         }
@@ -331,42 +487,21 @@ __global__ void __launch_bounds__(skinny_policy::along_n_threads, skinny_policy:
     }
   }
 
-  // The warps' partial sums, added in warp order (deterministic) by warp 0.
-  __syncthreads();  // A's last chunk is read by every warp before the space is reused
-  if (warp > 0) {
-#pragma unroll
-    for (int i = 0; i < Rows; ++i) {
-#pragma unroll
-      for (int v = 0; v < 4; ++v)
-        smem[((warp - 1) * Rows + i) * columns + detail::lane_element<Vector>(lane, v)] = acc[i][v];
-    }
-  }
-  __syncthreads();
-  if (warp == 0) {
-#pragma unroll
-    for (int i = 0; i < Rows; ++i) {
-#pragma unroll
-      for (int v = 0; v < 4; ++v) {
-        float sum = acc[i][v];
-        for (int w = 0; w < warps - 1; ++w)
-          sum += smem[(w * Rows + i) * columns + detail::lane_element<Vector>(lane, v)];
-        detail::store_result(g, row0 + i, col0 + detail::lane_element<Vector>(lane, v), sum);
-      }
-    }
-  }
+  detail::sum_warps_and_store<Rows, w, Vector, warps>(g, acc, smem, warp, lane, row0, col0);
 }
 
 /// The skinny kernel for a B contiguous along k (B(p, j) = b[j * ldb + p]). Block (x, y, z):
 /// columns [x * 32, +32) (4 per warp), K slice y, rows [z * Rows, +Rows). `Vector` as
 /// `skinny_along_n_kernel`.
 template <class In, int Rows, bool Vector>
-__global__ void __launch_bounds__(skinny_policy::along_k_threads, skinny_policy::along_k_blocks_per_sm)
+__global__ void __launch_bounds__(skinny_policy::along_k_threads, skinny_policy::along_k_min_blocks_per_sm)
     skinny_along_k_kernel(detail::skinny_args<In> g) {
   using element = detail::skinny_element<In>;
   constexpr int threads = skinny_policy::along_k_threads, warps = threads / 32;
   constexpr int chunk = skinny_policy::chunk_k, cols = skinny_policy::along_k_warp_columns;
-  constexpr int step = 32 * 4;                         // k per warp per step: 4 a lane
-  constexpr int steps_in_flight = Rows >= 16 ? 1 : 2;  // within 128 registers
+  constexpr int w = element::width;  // k a lane per step
+  constexpr int step = 32 * w;       // k a warp per step: 128 fp32, 256 16-bit
+  constexpr int steps_in_flight = skinny_policy::along_k_steps_in_flight(Rows, w);
   static_assert(chunk % (step * steps_in_flight) == 0, "a chunk in whole rounds");
   __shared__ __align__(16) float a_s[Rows * chunk];  // a_s[i * chunk + p]
 
@@ -390,58 +525,54 @@ __global__ void __launch_bounds__(skinny_policy::along_k_threads, skinny_policy:
     __syncthreads();
     const int kc = static_cast<int>(k_end - k0 < chunk ? k_end - k0 : chunk);
     for (int s0 = 0; s0 < kc; s0 += step * steps_in_flight) {
-      typename element::raw4 r[steps_in_flight][cols];
+      typename element::vec r[steps_in_flight][cols];
 #pragma unroll
       for (int t = 0; t < steps_in_flight; ++t) {  // all loads first
 #pragma unroll
         for (int c = 0; c < cols; ++c) {
-          r[t][c] = col0 + c < g.n ? detail::load_four<In, Vector>(b + (col0 + c) * g.ldb + k0, s0 + t * step, kc, lane)
-                                   : typename element::raw4{};
+          r[t][c] = col0 + c < g.n
+                        ? detail::load_vector<In, w, Vector>(b + (col0 + c) * g.ldb + k0, s0 + t * step, kc, lane)
+                        : typename element::vec{};
         }
       }
 #pragma unroll
       for (int t = 0; t < steps_in_flight; ++t) {
-        float bv[cols][4];
+        float bv[cols][w];
 #pragma unroll
         for (int c = 0; c < cols; ++c) element::unpack(r[t][c], bv[c]);
         const int p = s0 + t * step;  // past kc: zeros in a_s and in bv
 #pragma unroll
         for (int i = 0; i < Rows; ++i) {
-          float a_r[4];
+          float a_r[w];
           if constexpr (Vector) {
-            const float4 v = *reinterpret_cast<const float4*>(a_s + i * chunk + p + 4 * lane);
-            a_r[0] = v.x, a_r[1] = v.y, a_r[2] = v.z, a_r[3] = v.w;
+#pragma unroll
+            for (int q = 0; q < w; q += 4) {
+              const float4 v = *reinterpret_cast<const float4*>(a_s + i * chunk + p + w * lane + q);
+              a_r[q] = v.x, a_r[q + 1] = v.y, a_r[q + 2] = v.z, a_r[q + 3] = v.w;
+            }
           } else {
 #pragma unroll
-            for (int v = 0; v < 4; ++v) a_r[v] = a_s[i * chunk + p + detail::lane_element<false>(lane, v)];
+            for (int v = 0; v < w; ++v) a_r[v] = a_s[i * chunk + p + detail::lane_element<false, w>(lane, v)];
           }
 #pragma unroll
           for (int c = 0; c < cols; ++c) {
 #pragma unroll
-            for (int v = 0; v < 4; ++v) acc[i][c] = fmaf(a_r[v], bv[c][v], acc[i][c]);
+            for (int v = 0; v < w; ++v) acc[i][c] = fmaf(a_r[v], bv[c][v], acc[i][c]);
           }
         }
       }
     }
   }
 
-  // The lanes' partial sums: a fixed shuffle tree per result (deterministic), in lane 0.
-  const warp_reduce<float> lanes{};
-#pragma unroll
-  for (int i = 0; i < Rows; ++i) {
-#pragma unroll
-    for (int c = 0; c < cols; ++c) {
-      const float sum = lanes.sum(acc[i][c]);
-      if (lane == 0) detail::store_result(g, row0 + i, col0 + c, sum);
-    }
-  }
+  detail::sum_lanes_and_store<Rows, cols>(g, acc, lane, row0, col0);
 }
 
 /// The plan of the skinny rung for `p` on `sm_count` SMs: rows per pass (`block_m`: 1,
 /// half or all of `skinny_max_rows<In>`), columns per block (`block_n`), the K chunk
 /// (`block_k`) and split-K (`plan_split_k` while the blocks are fewer than the resident
-/// slots, slices at least `skinny_policy::min_k_per_split` deep, at most 16; `requested`
-/// as `split_k_options::split_k`).
+/// slots: slots / tiles slices, at least `skinny_policy::min_k_per_split` deep, at most
+/// `skinny_policy::max_splits`, the depth a multiple of `skinny_policy::split_unit_k`, not
+/// of the chunk; `requested` as `split_k_options::split_k`, at most one slice per unit).
 template <class In>
 [[nodiscard]] gemm_plan skinny_plan(const gemm_problem<In, float>& p, int requested, int sm_count) {
   const detail::skinny_args<In> g = detail::skinny_orient(p);
@@ -449,17 +580,21 @@ template <class In>
   gemm_plan plan;
   plan.rung = gemm_rung::skinny;
   plan.block_m = detail::skinny_row_bucket<In>(g.m);
-  plan.block_n = along_n ? skinny_policy::along_n_columns
+  plan.block_n = along_n ? skinny_policy::along_n_columns(plan.block_m, skinny_elements_per_load<In>)
                          : skinny_policy::along_k_threads / 32 * skinny_policy::along_k_warp_columns;
   plan.block_k = skinny_policy::chunk_k;
-  plan.blocks_per_sm = along_n ? skinny_policy::along_n_blocks_per_sm : skinny_policy::along_k_blocks_per_sm;
+  plan.min_blocks_per_sm =
+      along_n ? skinny_policy::along_n_min_blocks_per_sm : skinny_policy::along_k_min_blocks_per_sm;
   const std::int64_t tiles = ceil_div<std::int64_t>(std::max<std::int64_t>(g.n, 1), plan.block_n) *
                              ceil_div<std::int64_t>(std::max<std::int64_t>(g.m, 1), plan.block_m);
   // Memory-bound: split while the blocks cannot fill every resident slot (not only every
   // SM, as the compute-bound rungs do), so that each SM keeps its loads in flight.
-  const int slots = sm_count * plan.blocks_per_sm;
-  detail::record_split(
-      plan, plan_split_k(tiles, slots, slots, p.k, plan.block_k, requested, skinny_policy::min_k_per_split), p);
+  const int slots = sm_count * plan.min_blocks_per_sm;
+  detail::record_split(plan,
+                       plan_split_k(tiles, slots, slots, p.k,
+                                    skinny_policy::split_unit_k(along_n, plan.block_m, skinny_elements_per_load<In>),
+                                    requested, skinny_policy::min_k_per_split, skinny_policy::max_splits),
+                       p);
   if (g.m > skinny_max_rows<In>) {
     plan.why = "skinny kernel named for a shape that is not skinny: B read once per block_m rows";
   } else if (p.m <= p.n) {
@@ -475,8 +610,9 @@ template <class In>
 /// Enqueues the skinny kernel for `p` as `plan` (from `skinny_plan`) says, on `s`
 /// (asynchronous). `p` must already be valid (as `foundry::gemm` checks it); an empty
 /// C launches nothing; K = 0 gives C = beta * C; C is not read when beta == 0. Vector
-/// loads of the large operand when its pointer is aligned to 4 elements and its leading
-/// dimension a multiple of 4; otherwise scalar loads. Split-K as `detail::split_k_output`
+/// loads of the large operand when its pointer is aligned to 16 bytes and its leading
+/// dimension a multiple of `skinny_elements_per_load<In>` (4 fp32, 8 16-bit); otherwise
+/// scalar loads. Split-K as `detail::split_k_output`
 /// (`workspace` empty: allocated on `s`). Throws `std::invalid_argument` if `plan` is not
 /// a skinny plan for `p`, the grid is too large or a caller workspace too small,
 /// `cuda_error` if an allocation or a launch fails.
@@ -484,18 +620,21 @@ template <class In>
 void launch_skinny(const gemm_plan& plan, const gemm_problem<In, float>& p, cuda::std::span<float> workspace,
                    cuda::stream_ref s) {
   if (p.m == 0 || p.n == 0) return;
-  FOUNDRY_EXPECTS(plan.rung == gemm_rung::skinny && plan.split_k >= 1 &&
-                      (plan.split_k == 1 ||
-                       (plan.k_per_split % skinny_policy::chunk_k == 0 && plan.k_per_split * plan.split_k >= p.k)),
-                  "launch_skinny: the plan (" + plan.describe() + ") is not a skinny plan for this problem");
+  const detail::skinny_args<In> oriented = detail::skinny_orient(p);
+  const bool along_n = oriented.b_n_contiguous;
+  const int rows = detail::skinny_row_bucket<In>(oriented.m);
+  FOUNDRY_EXPECTS(
+      plan.rung == gemm_rung::skinny && plan.split_k >= 1 &&
+          (plan.split_k == 1 ||
+           (plan.k_per_split % skinny_policy::split_unit_k(along_n, rows, skinny_elements_per_load<In>) == 0 &&
+            plan.k_per_split * plan.split_k >= p.k)),
+      "launch_skinny: the plan (" + plan.describe() + ") is not a skinny plan for this problem");
   const detail::split_k_output<In> out(p, plan.split_k, workspace, s);
   detail::skinny_args<In> g = detail::skinny_orient(out.problem());
   g.k_per_split = plan.split_k > 1 ? plan.k_per_split : std::max<std::int64_t>(p.k, 1);
   g.slice_stride = out.slice_stride();
 
-  const bool along_n = g.b_n_contiguous;
-  const int rows = detail::skinny_row_bucket<In>(g.m);
-  const int columns = along_n ? skinny_policy::along_n_columns
+  const int columns = along_n ? skinny_policy::along_n_columns(rows, skinny_elements_per_load<In>)
                               : skinny_policy::along_k_threads / 32 * skinny_policy::along_k_warp_columns;
   const std::int64_t blocks_n = ceil_div<std::int64_t>(g.n, columns);
   const std::int64_t row_groups = ceil_div<std::int64_t>(g.m, rows);
@@ -519,7 +658,10 @@ void launch_skinny(const gemm_plan& plan, const gemm_problem<In, float>& p, cuda
         skinny_along_n_kernel<In, all, false>},
        {skinny_along_n_kernel<In, 1, true>, skinny_along_n_kernel<In, half, true>,
         skinny_along_n_kernel<In, all, true>}}};
-  const bool vector = is_aligned(g.b, 4 * sizeof(In)) && g.ldb % 4 == 0;
+  // A lane's vector: 16 bytes, or 8 for the 16-bit along-n kernel with 8 rows.
+  const int elements =
+      along_n ? skinny_policy::along_n_lane_columns(rows, skinny_elements_per_load<In>) : skinny_elements_per_load<In>;
+  const bool vector = is_aligned(g.b, elements * sizeof(In)) && g.ldb % elements == 0;
   const int bucket = rows == 1 ? 0 : rows == half ? 1 : 2;
   launch(s, config, kernels[along_n][vector][bucket], g);
   out.reduce(s);

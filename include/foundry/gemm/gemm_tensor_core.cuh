@@ -74,7 +74,7 @@ namespace foundry::gemm_kernels {
 
 /// Tiling of the fast tensor-core kernel. The members are compile-time
 /// constants because they size the register arrays and unrolled loops; pass
-/// another struct with the same members (`blocks_per_sm` included: it sets the
+/// another struct with the same members (`min_blocks_per_sm` included: it sets the
 /// kernel's `__launch_bounds__` and the split-K plan) as `gemm_tensor_core`'s second
 /// template argument to try a different tiling.
 struct tensor_core_policy {
@@ -104,7 +104,7 @@ struct tensor_core_policy {
   static constexpr int group_m = 8;
   /// Blocks resident per SM, which `__launch_bounds__` and the split-K plan assume:
   /// one (255 registers × 256 threads, 144 KiB of shared memory).
-  static constexpr int blocks_per_sm = 1;
+  static constexpr int min_blocks_per_sm = 1;
 };
 
 /// Tiling of the fast kernel for short K (`gemm_tensor_core` picks it when K ≤
@@ -123,7 +123,7 @@ struct tensor_core_shallow_k_policy : tensor_core_policy {
   /// Warps along N.
   static constexpr int warps_n = 2;
   /// Blocks resident per SM.
-  static constexpr int blocks_per_sm = 2;
+  static constexpr int min_blocks_per_sm = 2;
 };
 
 /// Not a tiling: as `gemm_tensor_core`'s policy (the default) it picks one per
@@ -158,7 +158,10 @@ struct tensor_core_fallback_policy {
   static constexpr int stages = 1;  ///< not pipelined: scalar loads, a barrier, the mma steps
   /// Tile rows per group of the block order.
   static constexpr int group_m = 8;
-  static constexpr int blocks_per_sm = 1;  ///< not in its launch bounds: only the plan reports it
+  static constexpr int min_blocks_per_sm = 1;  ///< not in its launch bounds: only the plan (and its split-K) assumes it
+  /// `__launch_bounds__`'s residency: 4 blocks of 128 threads cap the registers at 128, no
+  /// spills (a step's elements prefetched in registers take 159 uncapped, 3 blocks).
+  static constexpr int launch_bounds_blocks_per_sm = 4;
 };
 
 /// Whether `gemm_tensor_core` can run `p` on its fast kernel: `cp.async` moves
@@ -280,112 +283,140 @@ __device__ void mma_fragments(float (&acc)[MFragments][NFragments][4],
   }
 }
 
-/// The fast kernel: cp.async ring of `stages` buffers, ldmatrix, mma.sync.
-/// Needs gemm_tensor_core_fast_path(p); `AKContiguous` and `BKContiguous` must
-/// match p.a_k_contiguous and !p.b_n_contiguous. Launch with
-/// `tensor_core_shape<Policy>::threads` threads, a grid of one block per block
-/// tile (x) and per K slice (y), and `stages × (A tile + B tile)` bytes of dynamic
-/// shared memory. Block y multiplies K elements [y·k_per_split, (y+1)·k_per_split)
-/// (a multiple of block_k, so that only the last slice has a ragged end) into
-/// C + y·c_slice_stride.
+/// One block of the fast kernel: its C tile and K slice, the cp.async ring, and this
+/// thread's place in them; its member functions are the steps of the kernel's main loop.
+/// What changes from step to step (the accumulators, the double-buffered fragments, the
+/// ring's read and write cursors) stays in the kernel's locals, passed in by reference,
+/// and the problem is passed to each call: kept in this object, or `p` referenced from
+/// it, they compiled to other machine code (PTX and SASS of the sm_90 build; a reference
+/// to the kernel parameter moved loads of its pointers and spilled registers).
 template <class In, class Policy, bool AKContiguous, bool BKContiguous>
-__global__ void __launch_bounds__(tensor_core_shape<Policy>::threads, Policy::blocks_per_sm)
-    gemm_tensor_core_kernel(gemm_problem<In, float> p, std::int64_t k_per_split, std::int64_t c_slice_stride) {
+struct tensor_core_block {
   using shape = tensor_core_shape<Policy>;
   using a_layout = operand_tile<AKContiguous, Policy::block_m, Policy::block_k>;
   using b_layout = operand_tile<BKContiguous, Policy::block_n, Policy::block_k>;
-  constexpr int stage_bytes = a_layout::bytes + b_layout::bytes;
-  constexpr int stages = Policy::stages;
-  constexpr int k_steps = shape::k_steps;  // mma K steps per pipeline step
+  using accumulators = float[shape::m_fragments][shape::n_fragments][4];
+  using fragments = warp_fragments<shape::m_fragments, shape::n_fragments>;
+  static constexpr int stage_bytes = a_layout::bytes + b_layout::bytes;
+  static constexpr int stages = Policy::stages;
+  static constexpr int k_steps = shape::k_steps;  // mma K steps per pipeline step
   static_assert(stages >= 2, "the ring needs a buffer being filled besides the one being read");
   static_assert(k_steps >= 2 && k_steps % 2 == 0,
                 "block_k: a multiple of 32, so the fragment double buffer lines up across pipeline steps");
 
-  extern __shared__ __align__(128) unsigned char s_ring[];
-  const std::uint32_t s_base = shared_address(s_ring);
+  std::uint32_t s_base;  ///< the ring's shared address
+  std::int64_t m0;       ///< the C tile's first row
+  std::int64_t n0;       ///< the C tile's first column
+  int lane;
+  int warp;
+  int warp_row;  ///< the warp tile's first row in the block tile
+  int warp_col;  ///< the warp tile's first column in the block tile
+  tile_copier<In, typename a_layout::tile, shape::threads> a_copier;
+  tile_copier<In, typename b_layout::tile, shape::threads> b_copier;
+  std::int64_t k_begin;  ///< the K slice: [k_begin, k_end)
+  std::int64_t k_end;
+  int steps;  ///< pipeline steps of the slice; 32-bit keeps the main loop's registers free (checked by the plan)
 
-  const tile_index tile = grouped_tile(blockIdx.x, ceil_div<std::int64_t>(p.m, Policy::block_m),
-                                       ceil_div<std::int64_t>(p.n, Policy::block_n), Policy::group_m);
-  const std::int64_t m0 = tile.m * Policy::block_m;
-  const std::int64_t n0 = tile.n * Policy::block_n;
+  /// Thread `thread` of the block of tile `tile` and K slice blockIdx.y of `p`, with the
+  /// ring at shared address `s_ring`.
+  __device__ tensor_core_block(const gemm_problem<In, float>& p, std::uint32_t s_ring, tile_index tile, int thread,
+                               std::int64_t k_per_split)
+      : s_base(s_ring),
+        m0(tile.m * Policy::block_m),
+        n0(tile.n * Policy::block_n),
+        lane(thread % 32),
+        warp(thread / 32),
+        warp_row((warp / Policy::warps_n) * shape::warp_m),
+        warp_col((warp % Policy::warps_n) * shape::warp_n),
+        a_copier(thread),
+        b_copier(thread),
+        k_begin(std::int64_t{blockIdx.y} * k_per_split),
+        k_end(k_begin + k_per_split < p.k ? k_begin + k_per_split : p.k),
+        steps(k_end > k_begin ? static_cast<int>(ceil_div<std::int64_t>(k_end - k_begin, Policy::block_k)) : 0) {}
 
-  const int thread = static_cast<int>(threadIdx.x);
-  const int lane = thread % 32;
-  const int warp = thread / 32;
-  const int warp_row = (warp / Policy::warps_n) * shape::warp_m;
-  const int warp_col = (warp % Policy::warps_n) * shape::warp_n;
+  /// Buffer `stage` of the ring: an A tile, then a B tile.
+  [[nodiscard]] __device__ std::uint32_t stage_a(int stage) const {
+    return s_base + static_cast<std::uint32_t>(stage * stage_bytes);
+  }
+  /// The B tile of buffer `stage`.
+  [[nodiscard]] __device__ std::uint32_t stage_b(int stage) const {
+    return stage_a(stage) + static_cast<std::uint32_t>(a_layout::bytes);
+  }
+  /// The buffer after `stage` in the ring.
+  [[nodiscard]] __device__ static int next(int stage) { return stage + 1 == stages ? 0 : stage + 1; }
 
-  const tile_copier<In, typename a_layout::tile, shape::threads> a_copier(thread);
-  const tile_copier<In, typename b_layout::tile, shape::threads> b_copier(thread);
-  // The ring: buffer `stage` holds an A tile then a B tile.
-  const auto stage_a = [&](int stage) { return s_base + static_cast<std::uint32_t>(stage * stage_bytes); };
-  const auto stage_b = [&](int stage) { return stage_a(stage) + static_cast<std::uint32_t>(a_layout::bytes); };
-  const auto next = [](int stage) { return stage + 1 == stages ? 0 : stage + 1; };
-  // Each operand as stored: (rows, cols) with cols contiguous.
-  const std::int64_t k_begin = std::int64_t{blockIdx.y} * k_per_split;
-  const std::int64_t k_end = k_begin + k_per_split < p.k ? k_begin + k_per_split : p.k;
-  // `inside`: std::true_type when the caller knows the tile lies inside the matrix.
-  const auto copy_a = [&](auto inside, int stage, int step) {
-    constexpr bool known_inside = decltype(inside)::value;
+  /// Starts the copies of step `step`'s A tile into buffer `stage`. `Inside`:
+  /// std::true_type when the caller knows the tile lies inside the matrix.
+  template <class Inside>
+  __device__ void copy_a(const gemm_problem<In, float>& p, Inside, int stage, int step) const {
     const std::int64_t k0 = k_begin + std::int64_t{step} * Policy::block_k;
+    // Each operand as stored: (rows, cols) with cols contiguous.
     if constexpr (AKContiguous) {
-      a_copier.template copy<known_inside>(stage_a(stage), p.a, p.lda, p.m, p.k, m0, k0);
+      a_copier.template copy<Inside::value>(stage_a(stage), p.a, p.lda, p.m, p.k, m0, k0);
     } else {
-      a_copier.template copy<known_inside>(stage_a(stage), p.a, p.lda, p.k, p.m, k0, m0);
+      a_copier.template copy<Inside::value>(stage_a(stage), p.a, p.lda, p.k, p.m, k0, m0);
     }
-  };
-  const auto copy_b = [&](auto inside, int stage, int step) {
-    constexpr bool known_inside = decltype(inside)::value;
+  }
+  /// `copy_a` for B.
+  template <class Inside>
+  __device__ void copy_b(const gemm_problem<In, float>& p, Inside, int stage, int step) const {
     const std::int64_t k0 = k_begin + std::int64_t{step} * Policy::block_k;
     if constexpr (BKContiguous) {
-      b_copier.template copy<known_inside>(stage_b(stage), p.b, p.ldb, p.n, p.k, n0, k0);
+      b_copier.template copy<Inside::value>(stage_b(stage), p.b, p.ldb, p.n, p.k, n0, k0);
     } else {
-      b_copier.template copy<known_inside>(stage_b(stage), p.b, p.ldb, p.k, p.n, k0, n0);
+      b_copier.template copy<Inside::value>(stage_b(stage), p.b, p.ldb, p.k, p.n, k0, n0);
     }
-  };
-
-  float acc[shape::m_fragments][shape::n_fragments][4] = {};
-  // A 32-bit step count keeps the main loop's registers free (checked by gemm_tensor_core).
-  const int steps = k_end > k_begin ? static_cast<int>(ceil_div<std::int64_t>(k_end - k_begin, Policy::block_k)) : 0;
-
-  // Prologue: steps 0 .. stages-2 in flight, one commit group each (empty past the end, so
-  // that "group i holds step i" holds for every wait below); then step 0 must land.
-#pragma unroll
-  for (int stage = 0; stage < stages - 1; ++stage) {
-    if (stage < steps) {
-      copy_a(std::false_type{}, stage, stage);
-      copy_b(std::false_type{}, stage, stage);
-    }
-    cp_async_commit();
   }
-  cp_async_wait<stages - 2>();
-  __syncthreads();
 
-  // Fragments are double-buffered: the loads for K step ks+1 are issued before the mma of
-  // step ks, and the first fragments of the next pipeline step before the last mma of the
-  // current one, so ldmatrix latency hides behind tensor-core work, across the barrier too.
-  warp_fragments<shape::m_fragments, shape::n_fragments> frag[2];
-  int read_stage = 0;
-  int write_stage = stages - 1;
-  if (steps > 0) load_fragments<a_layout, b_layout>(frag[0], stage_a(0), stage_b(0), warp_row, warp_col, 0, lane);
+  /// The prologue: steps 0 .. stages-2 in flight, one commit group each (empty past the
+  /// end, so that "group i holds step i" holds for every wait below); then step 0 must
+  /// land, and this warp loads its first fragments into `first`.
+  __device__ void fill_ring(const gemm_problem<In, float>& p, fragments& first) const {
+#pragma unroll
+    for (int stage = 0; stage < stages - 1; ++stage) {
+      if (stage < steps) {
+        copy_a(p, std::false_type{}, stage, stage);
+        copy_b(p, std::false_type{}, stage, stage);
+      }
+      cp_async_commit();
+    }
+    cp_async_wait<stages - 2>();
+    __syncthreads();
+    if (steps > 0) load_fragments<a_layout, b_layout>(first, stage_a(0), stage_b(0), warp_row, warp_col, 0, lane);
+  }
 
-  // Runs pipeline steps [first, last). With `inside` a std::true_type, every refill in
-  // the range must be a whole tile inside A and B: the copies then carry no bounds and
-  // no edge path. (Left to the compiler, the edge path of each copy was if-converted into
-  // about 250 predicated instructions per step, issued even when false: SASS of the H200
-  // build, 4.5 instructions per mma.)
-  const auto run_steps = [&](auto inside, int first, int last) {
+  /// The end of the steps whose refill (step + stages - 1) is a whole K tile in a block
+  /// tile wholly inside M and N (block-uniform): those may copy without bounds.
+  [[nodiscard]] __device__ int inside_steps(const gemm_problem<In, float>& p) const {
+    const bool block_inside = m0 + Policy::block_m <= p.m && n0 + Policy::block_n <= p.n;
+    // Steps of this slice whose K tile is whole (all of them but a ragged last one).
+    const int whole_steps = k_end > k_begin ? static_cast<int>((k_end - k_begin) / Policy::block_k) : 0;
+    return block_inside && whole_steps > stages - 1 ? whole_steps - (stages - 1) : 0;
+  }
+
+  /// Pipeline steps [first, last): in each, `k_steps` mma steps on the buffer being read,
+  /// the refill of the buffer read during step-1 spread between them, and the barrier into
+  /// step+1. Fragments are double-buffered: the loads for K step ks+1 are issued before the
+  /// mma of step ks, and the first fragments of the next pipeline step before the last mma
+  /// of this one, so ldmatrix latency hides behind tensor-core work, across the barrier too.
+  /// With `inside` a std::true_type every refill in the range must be a whole tile inside A
+  /// and B: the copies then carry no bounds and no edge path. (Left to the compiler, the edge
+  /// path of each copy was if-converted into about 250 predicated instructions per step,
+  /// issued even when false: SASS of the H200 build, 4.5 instructions per mma.)
+  template <class Inside>
+  __device__ void run_steps(const gemm_problem<In, float>& p, accumulators& acc, fragments (&frag)[2], int& read_stage,
+                            int& write_stage, Inside inside, int first, int last) const {
     for (int step = first; step < last; ++step) {
 #pragma unroll
       for (int ks = 0; ks < k_steps; ++ks) {
-        // Refill the buffer read during step-1 (every warp read its last fragments of it
-        // before the barrier at the end of step-1): A with the first K step, B with the
-        // last, so that the address arithmetic of the copies is spread between the mma.
+        // Every warp read its last fragments of the refilled buffer before the barrier at
+        // the end of step-1. A goes with the first K step, B with the last, so that the
+        // address arithmetic of the copies is spread between the mma.
         // step + stages - 1 < steps, without overflow:
-        const bool refill = decltype(inside)::value || step < steps - (stages - 1);
-        if (ks == 0 && refill) copy_a(inside, write_stage, step + stages - 1);
+        const bool refill = Inside::value || step < steps - (stages - 1);
+        if (ks == 0 && refill) copy_a(p, inside, write_stage, step + stages - 1);
         if (ks == k_steps - 1) {
-          if (refill) copy_b(inside, write_stage, step + stages - 1);
+          if (refill) copy_b(p, inside, write_stage, step + stages - 1);
           cp_async_commit();
           write_stage = next(write_stage);
           // stages+step groups are committed; leaving stages-2 in flight means step+1
@@ -404,33 +435,117 @@ __global__ void __launch_bounds__(tensor_core_shape<Policy>::threads, Policy::bl
         mma_fragments<In>(acc, frag[ks % 2]);
       }
     }
-  };
-  // Phase 1: the steps whose refill (step + stages - 1) is a whole K tile, in a block tile
-  // wholly inside M and N (block-uniform). Phase 2: the rest, with bounds.
-  const bool block_inside = m0 + Policy::block_m <= p.m && n0 + Policy::block_n <= p.n;
-  // Steps of this slice whose K tile is whole (all of them but a ragged last one).
-  const int whole_steps = k_end > k_begin ? static_cast<int>((k_end - k_begin) / Policy::block_k) : 0;
-  const int inside_end = block_inside && whole_steps > stages - 1 ? whole_steps - (stages - 1) : 0;
-  run_steps(std::true_type{}, 0, inside_end);
-  run_steps(std::false_type{}, inside_end, steps);
-  cp_async_wait<0>();  // only empty groups remain; leave nothing in flight at exit
+  }
 
-  gemm_problem<In, float> out = p;
-  out.c += std::int64_t{blockIdx.y} * c_slice_stride;
-  store_accumulators(acc, out, m0 + warp_row, n0 + warp_col, lane);
+  /// The epilogue: this warp's accumulators into C + blockIdx.y·c_slice_stride.
+  __device__ void store(const gemm_problem<In, float>& p, const accumulators& acc, std::int64_t c_slice_stride) const {
+    gemm_problem<In, float> out = p;
+    out.c += std::int64_t{blockIdx.y} * c_slice_stride;
+    store_accumulators(acc, out, m0 + warp_row, n0 + warp_col, lane);
+  }
+};
+
+/// The fast kernel: cp.async ring of `stages` buffers, ldmatrix, mma.sync.
+/// Needs gemm_tensor_core_fast_path(p); `AKContiguous` and `BKContiguous` must
+/// match p.a_k_contiguous and !p.b_n_contiguous. Launch with
+/// `tensor_core_shape<Policy>::threads` threads, a grid of one block per block
+/// tile (x) and per K slice (y), and `stages × (A tile + B tile)` bytes of dynamic
+/// shared memory. Block y multiplies K elements [y·k_per_split, (y+1)·k_per_split)
+/// (a multiple of block_k, so that only the last slice has a ragged end) into
+/// C + y·c_slice_stride.
+template <class In, class Policy, bool AKContiguous, bool BKContiguous>
+__global__ void __launch_bounds__(tensor_core_shape<Policy>::threads, Policy::min_blocks_per_sm)
+    gemm_tensor_core_kernel(gemm_problem<In, float> p, std::int64_t k_per_split, std::int64_t c_slice_stride) {
+  using shape = tensor_core_shape<Policy>;
+  extern __shared__ __align__(128) unsigned char s_ring[];
+  const std::uint32_t s_base = shared_address(s_ring);
+  const tile_index tile = grouped_tile(blockIdx.x, ceil_div<std::int64_t>(p.m, Policy::block_m),
+                                       ceil_div<std::int64_t>(p.n, Policy::block_n), Policy::group_m);
+  const tensor_core_block<In, Policy, AKContiguous, BKContiguous> block(p, s_base, tile, static_cast<int>(threadIdx.x),
+                                                                        k_per_split);
+  float acc[shape::m_fragments][shape::n_fragments][4] = {};
+  warp_fragments<shape::m_fragments, shape::n_fragments> frag[2];
+  int read_stage = 0;
+  int write_stage = Policy::stages - 1;
+  block.fill_ring(p, frag[0]);
+  // Phase 1: the steps that refill without bounds. Phase 2: the rest, with bounds.
+  const int inside_end = block.inside_steps(p);
+  block.run_steps(p, acc, frag, read_stage, write_stage, std::true_type{}, 0, inside_end);
+  block.run_steps(p, acc, frag, read_stage, write_stage, std::false_type{}, inside_end, block.steps);
+  cp_async_wait<0>();  // only empty groups remain; leave nothing in flight at exit
+  block.store(p, acc, c_slice_stride);
 }
 
 __device__ inline std::uint16_t bits_of(__half x) { return __half_as_ushort(x); }
 __device__ inline std::uint16_t bits_of(__nv_bfloat16 x) { return __bfloat16_as_ushort(x); }
 
+/// One thread's share of the fallback kernel's operand tile of rows [o0, o0 + Extent) (M
+/// for A, N for B) and K [k0, k0 + BlockK): its raw 16-bit elements, held in registers
+/// between `load` (global memory) and `store` (the K-contiguous `Layout` in shared memory),
+/// so that all of a thread's loads of a step are in flight at once and the next step's
+/// loads can fly while this step multiplies: the step of a kernel whose loads are scalar is
+/// bound by their latency, not by their bytes. Thread t holds elements t, t + Threads, ...
+/// of the tile in its stored order, so consecutive threads read consecutive stored
+/// elements: X(o, k) = x[o·ld + k] when `k_contiguous`, else x[k·ld + o]; zeros outside
+/// [0, extent) × [k0, k_end).
+template <class Layout, int Extent, int BlockK, int Threads>
+struct operand_tile_share {
+  // Thread t's elements then sit in one column (K-contiguous: k = t % BlockK, rows t /
+  // BlockK + i·Threads/BlockK) or one row (o = t % Extent, k = t / Extent + i·Threads/Extent)
+  // of the tile: one address and one bound move with i, so the loads need few registers.
+  static_assert(Threads % BlockK == 0 && Threads % Extent == 0, "a thread's elements share a row or a column");
+  static_assert((Extent * BlockK) % Threads == 0, "whole rounds of the block");
+  static constexpr int count = Extent * BlockK / Threads;  ///< elements per thread
+  std::uint16_t bits[count];
+
+  template <class In>
+  __device__ void load(const In* x, std::int64_t ld, bool k_contiguous, std::int64_t o0, std::int64_t extent,
+                       std::int64_t k0, std::int64_t k_end, int thread) {
+    // One running address a thread, `step` elements a move, not an offset per element: those
+    // would be invariant across the K loop, and ptxas hoists them out of it (220 registers
+    // with per-element offsets, 159 with this one address).
+    const bool k_major = k_contiguous;
+    const std::int64_t o = o0 + (k_major ? thread / BlockK : thread % Extent);
+    const std::int64_t k = k0 + (k_major ? thread % BlockK : thread / Extent);
+    const std::int64_t step = (k_major ? Threads / BlockK : Threads / Extent) * ld;
+    // Elements left along the axis that moves with i, counted in steps of the thread.
+    const std::int64_t left = k_major ? extent - o : k_end - k;
+    const int apart = k_major ? Threads / BlockK : Threads / Extent;
+    const bool fixed_ok = k_major ? k < k_end : o < extent;
+    const In* at = x + (k_major ? o * ld + k : k * ld + o);
+#pragma unroll
+    for (int i = 0; i < count; ++i) {
+      bits[i] = fixed_ok && std::int64_t{i} * apart < left ? bits_of(*at) : std::uint16_t{0};
+      at += step;
+    }
+  }
+
+  __device__ void store(unsigned char* s_bytes, bool k_contiguous, int thread) const {
+    if (k_contiguous) {
+#pragma unroll
+      for (int i = 0; i < count; ++i) {
+        const int r = thread / BlockK + i * (Threads / BlockK), q = thread % BlockK;
+        *reinterpret_cast<std::uint16_t*>(s_bytes + Layout::tile::element_offset(r, q)) = bits[i];
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < count; ++i) {
+        const int r = thread % Extent, q = thread / Extent + i * (Threads / Extent);
+        *reinterpret_cast<std::uint16_t*>(s_bytes + Layout::tile::element_offset(r, q)) = bits[i];
+      }
+    }
+  }
+};
+
 /// The fallback kernel: any layout, leading dimension and alignment. Both
-/// operands are staged K-contiguous in shared memory by plain element loads
-/// (consecutive threads read consecutive stored elements), then multiplied with
-/// the same fragment loads and mma as the fast kernel. One block per block tile (x)
-/// and per K slice (y), split as the fast kernel splits: block y multiplies K elements
-/// [y·k_per_split, (y+1)·k_per_split) into C + y·c_slice_stride.
+/// operands are staged K-contiguous in shared memory by plain element loads through
+/// registers (`operand_tile_share`: a step's loads all in flight, the next step's issued
+/// before this one multiplies), then multiplied with the same fragment loads and mma as the
+/// fast kernel. One block per block tile (x) and per K slice (y), split as the fast kernel
+/// splits: block y multiplies K elements [y·k_per_split, (y+1)·k_per_split) into
+/// C + y·c_slice_stride.
 template <class In, class Policy>
-__global__ void __launch_bounds__(tensor_core_shape<Policy>::threads)
+__global__ void __launch_bounds__(tensor_core_shape<Policy>::threads, Policy::launch_bounds_blocks_per_sm)
     gemm_tensor_core_fallback_kernel(gemm_problem<In, float> p, std::int64_t k_per_split, std::int64_t c_slice_stride) {
   using shape = tensor_core_shape<Policy>;
   using a_layout = operand_tile<true, Policy::block_m, Policy::block_k>;
@@ -455,26 +570,22 @@ __global__ void __launch_bounds__(tensor_core_shape<Policy>::threads)
   const std::int64_t k_begin = std::int64_t{blockIdx.y} * k_per_split;
   const std::int64_t k_end = k_begin + k_per_split < p.k ? k_begin + k_per_split : p.k;
   float acc[shape::m_fragments][shape::n_fragments][4] = {};
+  operand_tile_share<a_layout, Policy::block_m, bk, shape::threads> a_share;
+  operand_tile_share<b_layout, Policy::block_n, bk, shape::threads> b_share;
+  const bool b_k_contiguous = !p.b_n_contiguous;
+  if (k_begin < k_end) {
+    a_share.load(p.a, p.lda, p.a_k_contiguous, m0, p.m, k_begin, k_end, thread);
+    b_share.load(p.b, p.ldb, b_k_contiguous, n0, p.n, k_begin, k_end, thread);
+  }
   for (std::int64_t k0 = k_begin; k0 < k_end; k0 += bk) {
-    for (int e = thread; e < Policy::block_m * bk; e += shape::threads) {
-      const int r = p.a_k_contiguous ? e / bk : e % Policy::block_m;
-      const int q = p.a_k_contiguous ? e % bk : e / Policy::block_m;
-      const std::int64_t i = m0 + r;
-      const std::int64_t kk = k0 + q;
-      std::uint16_t v = 0;
-      if (i < p.m && kk < k_end) v = bits_of(p.a_k_contiguous ? p.a[i * p.lda + kk] : p.a[kk * p.lda + i]);
-      *reinterpret_cast<std::uint16_t*>(s_a_bytes + a_layout::tile::element_offset(r, q)) = v;
-    }
-    for (int e = thread; e < Policy::block_n * bk; e += shape::threads) {
-      const int r = p.b_n_contiguous ? e % Policy::block_n : e / bk;
-      const int q = p.b_n_contiguous ? e / Policy::block_n : e % bk;
-      const std::int64_t j = n0 + r;
-      const std::int64_t kk = k0 + q;
-      std::uint16_t v = 0;
-      if (j < p.n && kk < k_end) v = bits_of(p.b_n_contiguous ? p.b[kk * p.ldb + j] : p.b[j * p.ldb + kk]);
-      *reinterpret_cast<std::uint16_t*>(s_b_bytes + b_layout::tile::element_offset(r, q)) = v;
-    }
+    a_share.store(s_a_bytes, p.a_k_contiguous, thread);
+    b_share.store(s_b_bytes, b_k_contiguous, thread);
     __syncthreads();
+    // The next step's loads fly while this step multiplies.
+    if (k0 + bk < k_end) {
+      a_share.load(p.a, p.lda, p.a_k_contiguous, m0, p.m, k0 + bk, k_end, thread);
+      b_share.load(p.b, p.ldb, b_k_contiguous, n0, p.n, k0 + bk, k_end, thread);
+    }
     warp_fragments<shape::m_fragments, shape::n_fragments> frag;
 #pragma unroll
     for (int k = 0; k < bk; k += 16) {
@@ -533,7 +644,7 @@ auto* select_tensor_core_kernel(const gemm_problem<In, float>& p) noexcept {
 /// n × k problem on `sm_count` SMs (`plan_split_k_for_tiles`; `requested` as
 /// `split_k_options::split_k`), with the tiling the default policy picks by K: one slice
 /// while the block tiles occupy every SM, otherwise enough slices of at least 512 of K to
-/// fill the `blocks_per_sm` block slots of every SM. At 1024 × 1024 × 8192: 32 tiles of
+/// fill the `min_blocks_per_sm` block slots of every SM. At 1024 × 1024 × 8192: 32 tiles of
 /// 128 × 256, 4 slices of 2048.
 template <class Policy = tensor_core_auto_policy>
 [[nodiscard]] split_k_plan tensor_core_split_k(std::int64_t m, std::int64_t n, std::int64_t k, int requested,
@@ -543,7 +654,7 @@ template <class Policy = tensor_core_auto_policy>
                ? tensor_core_split_k<tensor_core_shallow_k_policy>(m, n, k, requested, sm_count)
                : tensor_core_split_k<tensor_core_policy>(m, n, k, requested, sm_count);
   } else {
-    return plan_split_k_for_tiles(m, n, k, Policy::block_m, Policy::block_n, Policy::block_k, Policy::blocks_per_sm,
+    return plan_split_k_for_tiles(m, n, k, Policy::block_m, Policy::block_n, Policy::block_k, Policy::min_blocks_per_sm,
                                   requested, sm_count);
   }
 }
@@ -568,10 +679,11 @@ template <class In, class Policy = tensor_core_auto_policy, class SmCount>
           gemm_rung::tensor_core, "16-bit inputs; an operand row not on a 16-byte boundary (no cp.async)");
       plan.fallback = true;
       if (p.m > 0 && p.n > 0)
-        detail::record_split(plan,
-                             plan_split_k_for_tiles(p.m, p.n, p.k, fallback::block_m, fallback::block_n,
-                                                    fallback::block_k, fallback::blocks_per_sm, requested, sm_count()),
-                             p);
+        detail::record_split(
+            plan,
+            plan_split_k_for_tiles(p.m, p.n, p.k, fallback::block_m, fallback::block_n, fallback::block_k,
+                                   fallback::min_blocks_per_sm, requested, sm_count()),
+            p);
       return plan;
     }
     FOUNDRY_EXPECTS(ceil_div<std::int64_t>(p.k, Policy::block_k) <= std::numeric_limits<int>::max(),

@@ -40,6 +40,14 @@
 ///    rung 4: the wgmma accumulator layout of a warp is that of 32 mma.m16n8 tiles
 ///    side by side) and never reads C when beta == 0.
 ///
+/// TF32 (fp32 inputs, `gemm_math::tf32`): the same kernel with `wgmma_tf32_policy`. A
+/// 128-byte swizzled row holds 32 floats, so a stage is 32 deep in K (the same 48 KiB),
+/// each consumer issues 4 `wgmma.m64n256k8.tf32` per stage, and TMA moves the floats'
+/// bits unchanged (the tensor cores drop the low 13 mantissa bits: truncation to TF32).
+/// The TF32 wgmma has no transpose, so both operands must be K-major (A row-major, B
+/// column-major, as op() and C's layout reduce them): `foundry::gemm` packs any other
+/// orientation first, transposed, into the workspace (gemm_pack.cuh).
+///
 /// Building: wgmma and setmaxnreg exist only in sm_90a. The kernel body is
 /// compiled only where `__CUDA_ARCH_FEAT_SM90_ALL` is defined (an sm_90a device
 /// pass); elsewhere it traps. The host learns that sm_90a code was built from
@@ -135,15 +143,34 @@ struct wgmma_policy {
   /// Registers per consumer thread after setmaxnreg (see producer_registers).
   static constexpr int consumer_registers = 232;
   /// Blocks resident per SM: one (192 KiB of shared memory), persistent.
-  static constexpr int blocks_per_sm = 1;
+  static constexpr int min_blocks_per_sm = 1;
 };
+
+/// Tiling of the wgmma kernel for TF32 inputs: `wgmma_policy` with a stage 32 floats deep
+/// in K (one 128-byte swizzled row, as 64 16-bit elements are), so the same 48 KiB stages
+/// and the same tile; a stage carries half the multiply-adds of a 16-bit one, which the
+/// TF32 tensor cores run at half the 16-bit rate. Not measured yet.
+struct wgmma_tf32_policy : wgmma_policy {
+  /// K per stage: one 128-byte swizzled row of floats.
+  static constexpr int block_k = 32;
+};
+
+/// The default tiling of the wgmma kernel for inputs `In`: `wgmma_tf32_policy` for float
+/// (TF32), `wgmma_policy` for fp16 and bf16.
+template <class In>
+using wgmma_default_policy = std::conditional_t<std::is_same_v<In, float>, wgmma_tf32_policy, wgmma_policy>;
 
 /// Whether TMA can describe `p`'s operands, so that `gemm_wgmma` runs the wgmma
 /// kernel rather than falling back to rung 4: both bases 16-byte aligned, both
-/// leading dimensions multiples of 8 elements (16 bytes) below 2^36 elements,
-/// M, N and K in 1 .. 2^31 - 1. Any contiguity qualifies. Touches no GPU.
+/// leading dimensions multiples of 16 bytes (8 16-bit elements, 4 floats) below 2^40
+/// bytes, M, N and K in 1 .. 2^31 - 1. Any contiguity qualifies for 16-bit inputs; fp32
+/// inputs (TF32) need both operands K-major (`p.a_k_contiguous` and not
+/// `p.b_n_contiguous`). Touches no GPU.
 template <class In>
 [[nodiscard]] bool gemm_wgmma_tma_path(const gemm_problem<In, float>& p) noexcept {
+  if constexpr (std::is_same_v<In, float>) {
+    if (!p.a_k_contiguous || p.b_n_contiguous) return false;  // the TF32 wgmma has no transpose
+  }
   constexpr std::int64_t elements_per_16_bytes = 16 / sizeof(In);
   constexpr std::int64_t max_extent = std::numeric_limits<std::int32_t>::max();
   constexpr std::int64_t max_ld = (std::int64_t{1} << 40) / sizeof(In);
@@ -155,17 +182,21 @@ template <class In>
 
 namespace detail {
 
-/// Quantities derived from a policy, and the rules it must follow.
+/// Quantities derived from a policy, and the rules it must follow. A stage's K is one
+/// 128-byte swizzled row, so the policy's `block_k` says the element size: 64 for 16-bit
+/// inputs, 32 for fp32 (TF32).
 template <class Policy>
 struct wgmma_shape {
   static constexpr int consumers = Policy::block_m / 64;  ///< consumer warpgroups, 64 rows each
   static constexpr int threads = 128 * (1 + consumers);   ///< plus the producer warpgroup
   static constexpr int consumer_warps = 4 * consumers;
-  static constexpr int row_bytes = 128;                                  ///< one swizzled row: block_k elements
-  static constexpr int a_bytes = Policy::block_m * Policy::block_k * 2;  ///< 16 KiB
-  static constexpr int b_bytes = Policy::block_n * Policy::block_k * 2;  ///< 32 KiB
+  static constexpr int row_bytes = 128;                              ///< one swizzled row: block_k elements
+  static constexpr int element_bytes = row_bytes / Policy::block_k;  ///< 2 (fp16, bf16) or 4 (TF32)
+  static constexpr int a_bytes = Policy::block_m * row_bytes;        ///< 16 KiB
+  static constexpr int b_bytes = Policy::block_n * row_bytes;        ///< 32 KiB
   static constexpr int stage_bytes = a_bytes + b_bytes;
-  static constexpr int k_steps = Policy::block_k / 16;  ///< wgmma per consumer and stage
+  static constexpr int k_per_wgmma = 32 / element_bytes;         ///< 16 (k16) or 8 (TF32's k8)
+  static constexpr int k_steps = Policy::block_k / k_per_wgmma;  ///< wgmma per consumer and stage: 4
   /// The ring, then the full and empty barriers; plus slack to align the ring to
   /// 1024 bytes (the 128-byte swizzle repeats every 8 rows of 128 bytes, and TMA
   /// and wgmma both swizzle by absolute shared address).
@@ -174,24 +205,27 @@ struct wgmma_shape {
   static_assert(Policy::block_m % 64 == 0 && consumers >= 1 && consumers <= 2,
                 "block_m: 64 or 128 (one or two consumer warpgroups of 64 rows)");
   static_assert(Policy::block_n == 256, "block_n: 256, the wgmma N this kernel issues");
-  static_assert(Policy::block_k == 64, "block_k: 64 (one 128-byte swizzled row of 16-bit elements)");
+  static_assert(Policy::block_k == 64 || Policy::block_k == 32,
+                "block_k: one 128-byte swizzled row, 64 16-bit elements or 32 floats");
   static_assert(Policy::stages >= 2, "the ring needs a stage being filled besides the one being read");
   static_assert(128 * (Policy::producer_registers + consumers * Policy::consumer_registers) <= 65536,
                 "setmaxnreg: the warpgroups' registers must fit the 64K register file");
 };
 
 /// Where one operand's block tile sits in shared memory and how wgmma reads it.
-/// `Extent` is the tile's M or N extent (a multiple of 64); K is 64 (one row of
-/// 128 bytes).
-/// - K-major (K contiguous in global memory): one TMA box of `Extent` rows × 64
-///   K-elements; row mn at byte 128·mn.
-/// - MN-major: `Extent / 64` TMA boxes of 64 K-rows × 64 M/N-elements, box j
-///   (M/N 64j .. 64j+63) at byte 8192·j; K-row k of a box at byte 128·k.
+/// `Extent` is the tile's M or N extent (a multiple of 64); K is one row of 128 bytes
+/// (64 elements of `ElementBytes` = 2, 32 of 4).
+/// - K-major (K contiguous in global memory): one TMA box of `Extent` rows × one
+///   128-byte row of K-elements; row mn at byte 128·mn.
+/// - MN-major (16-bit elements only: the TF32 wgmma has no transpose): `Extent / 64`
+///   TMA boxes of 64 K-rows × 64 M/N-elements, box j (M/N 64j .. 64j+63) at byte
+///   8192·j; K-row k of a box at byte 128·k.
 /// Either way the 64 M/N lines starting at a multiple of 64 begin 128·mn bytes
 /// into the tile, so a consumer's A rows start at 8192 · consumer.
-template <bool KMajor, int Extent>
+template <bool KMajor, int Extent, int ElementBytes = 2>
 struct wgmma_operand {
   static_assert(Extent % 64 == 0 && Extent <= 256, "a TMA box has at most 256 rows; MN chunks are 64 wide");
+  static_assert(ElementBytes == 2 || (ElementBytes == 4 && KMajor), "16-bit elements, or K-major fp32 (TF32)");
   static constexpr int box_bytes = 64 * 128;  ///< one MN-major box: 64 K-rows of 128 bytes
   static constexpr int bytes = Extent * 128;
   static constexpr bool transpose = !KMajor;  ///< wgmma's imm-trans: the operand is M/N-major
@@ -199,8 +233,8 @@ struct wgmma_operand {
   [[nodiscard]] __host__ __device__ static constexpr std::uint32_t mn_offset(int mn) noexcept {
     return KMajor ? static_cast<std::uint32_t>(mn * 128) : static_cast<std::uint32_t>((mn / 64) * box_bytes);
   }
-  /// Byte offset of the k-th 16-deep K slice (k = 0 .. 3) that one wgmma reads:
-  /// 16 elements along a K-major row (32 bytes, inside the swizzled row: the
+  /// Byte offset of the k-th K slice (k = 0 .. 3) that one wgmma reads (16 16-bit
+  /// elements or 8 floats): 32 bytes along a K-major row (inside the swizzled row: the
   /// hardware swizzles the address it computes, as TMA did), or 16 K-rows down.
   [[nodiscard]] __host__ __device__ static constexpr std::uint32_t k_offset(int k_step) noexcept {
     return KMajor ? static_cast<std::uint32_t>(k_step * 32) : static_cast<std::uint32_t>(k_step * 16 * 128);
@@ -216,7 +250,7 @@ struct wgmma_operand {
     return make_smem_descriptor(s_slice, leading_byte_offset, stride_byte_offset, smem_swizzle::bytes_128);
   }
   /// The TMA box (inner elements, outer rows) that `load` copies, for the tensor map.
-  static constexpr std::uint32_t box_inner = 64;
+  static constexpr std::uint32_t box_inner = 128 / ElementBytes;
   static constexpr std::uint32_t box_outer = KMajor ? Extent : 64;
 
   /// Issues the TMA copies of the tile whose first M/N line is `mn0` and first K
@@ -336,7 +370,11 @@ __device__ __forceinline__ void wgmma_consume(const wgmma_schedule<Policy>& sche
       for (int k_step = 0; k_step < shape::k_steps; ++k_step) {
         const std::uint64_t desc_a = AOperand::descriptor(s_a0 + stage_offset + AOperand::k_offset(k_step));
         const std::uint64_t desc_b = BOperand::descriptor(s_b0 + stage_offset + BOperand::k_offset(k_step));
-        wgmma_m64n256k16<In, AOperand::transpose, BOperand::transpose>(acc[0], desc_a, desc_b);
+        if constexpr (std::is_same_v<In, float>) {
+          wgmma_m64n256k8_tf32(acc[0], desc_a, desc_b);  // both K-major (wgmma_operand)
+        } else {
+          wgmma_m64n256k16<In, AOperand::transpose, BOperand::transpose>(acc[0], desc_a, desc_b);
+        }
       }
       wgmma_commit();
       fence_accumulators(acc[0]);
@@ -369,13 +407,14 @@ __device__ __forceinline__ void wgmma_consume(const wgmma_schedule<Policy>& sche
 /// into C + z·c_slice_stride. The producer runs ahead across units, so the next
 /// tile's copies fly while the consumers store the last one.
 template <class In, class Policy, bool AKMajor, bool BKMajor>
-__global__ void __launch_bounds__(wgmma_shape<Policy>::threads, Policy::blocks_per_sm)
+__global__ void __launch_bounds__(wgmma_shape<Policy>::threads, Policy::min_blocks_per_sm)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                       gemm_problem<In, float> p, std::int64_t k_per_split, int splits, std::int64_t c_slice_stride) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using shape = wgmma_shape<Policy>;
-  using a_operand = wgmma_operand<AKMajor, Policy::block_m>;
-  using b_operand = wgmma_operand<BKMajor, Policy::block_n>;
+  static_assert(sizeof(In) == shape::element_bytes, "the policy's block_k is one 128-byte row of In");
+  using a_operand = wgmma_operand<AKMajor, Policy::block_m, sizeof(In)>;
+  using b_operand = wgmma_operand<BKMajor, Policy::block_n, sizeof(In)>;
   constexpr int stages = Policy::stages;
 
   extern __shared__ unsigned char s_raw[];
@@ -415,13 +454,21 @@ __global__ void __launch_bounds__(wgmma_shape<Policy>::threads, Policy::blocks_p
 #endif
 }
 
-/// The kernel instantiation for the problem's operand contiguity.
+/// The kernel instantiation for the problem's operand contiguity (K-major both for
+/// TF32, the only one `gemm_wgmma_tma_path` lets through).
 template <class In, class Policy>
 auto* select_wgmma_kernel(const gemm_problem<In, float>& p) noexcept {
-  if (p.a_k_contiguous) {
-    return p.b_n_contiguous ? &gemm_wgmma_kernel<In, Policy, true, false> : &gemm_wgmma_kernel<In, Policy, true, true>;
+  if constexpr (std::is_same_v<In, float>) {
+    (void)p;
+    return &gemm_wgmma_kernel<In, Policy, true, true>;
+  } else {
+    if (p.a_k_contiguous) {
+      return p.b_n_contiguous ? &gemm_wgmma_kernel<In, Policy, true, false>
+                              : &gemm_wgmma_kernel<In, Policy, true, true>;
+    }
+    return p.b_n_contiguous ? &gemm_wgmma_kernel<In, Policy, false, false>
+                            : &gemm_wgmma_kernel<In, Policy, false, true>;
   }
-  return p.b_n_contiguous ? &gemm_wgmma_kernel<In, Policy, false, false> : &gemm_wgmma_kernel<In, Policy, false, true>;
 }
 
 /// The TMA map of one operand seen as stored: `rows` rows of `cols` contiguous
@@ -440,16 +487,21 @@ CUtensorMap operand_map(const In* data, std::int64_t rows, std::int64_t cols, st
 /// K to give every SM a block. At 1024 × 1024 × 8192: 32 tiles, 4 slices of 2048.
 template <class Policy = wgmma_policy>
 [[nodiscard]] split_k_plan wgmma_split_k(std::int64_t m, std::int64_t n, std::int64_t k, int requested, int sm_count) {
-  return plan_split_k_for_tiles(m, n, k, Policy::block_m, Policy::block_n, Policy::block_k, Policy::blocks_per_sm,
+  return plan_split_k_for_tiles(m, n, k, Policy::block_m, Policy::block_n, Policy::block_k, Policy::min_blocks_per_sm,
                                 requested, sm_count);
 }
 
 /// The plan of rung 5 for `p` (which must pass `gemm_wgmma_tma_path`; `foundry::gemm`
-/// plans rung 4 instead for any other) on `sm_count` SMs.
-template <class In, class Policy = wgmma_policy>
+/// plans rung 4 instead for any other 16-bit problem, and packs fp32 operands for TF32)
+/// on `sm_count` SMs.
+template <class In, class Policy = wgmma_default_policy<In>>
 [[nodiscard]] gemm_plan wgmma_plan(const gemm_problem<In, float>& p, int requested, int sm_count) {
+  constexpr bool tf32 = std::is_same_v<In, float>;
   gemm_plan plan = foundry::detail::plan_with_policy<Policy>(
-      gemm_rung::wgmma, "16-bit inputs on compute capability 9.0 with sm_90a code, operands TMA can describe");
+      gemm_rung::wgmma, tf32 ? "TF32 asked for, on compute capability 9.0 with sm_90a code, K-major operands TMA "
+                               "can describe"
+                             : "16-bit inputs on compute capability 9.0 with sm_90a code, operands TMA can describe");
+  plan.tf32 = tf32;
   detail::record_split(plan, wgmma_split_k<Policy>(p.m, p.n, p.k, requested, sm_count), p);
   return plan;
 }
@@ -482,26 +534,36 @@ inline void require_wgmma_device(int cc) {
 /// device is not of compute capability 9.0, or if a caller's workspace is too small;
 /// `std::runtime_error` if the driver cannot encode a tensor map; `cuda_error` if a
 /// CUDA call, an allocation or a launch fails.
-template <class In, class Policy = wgmma_policy>
+template <class In, class Policy = wgmma_default_policy<In>>
 void launch_wgmma(const gemm_plan& plan, const gemm_problem<In, float>& p, cuda::std::span<float> workspace,
                   cuda::stream_ref s) {
-  static_assert(std::is_same_v<In, __half> || std::is_same_v<In, __nv_bfloat16>,
-                "gemm_wgmma takes __half or __nv_bfloat16 inputs");
+  static_assert(std::is_same_v<In, __half> || std::is_same_v<In, __nv_bfloat16> || std::is_same_v<In, float>,
+                "gemm_wgmma takes __half or __nv_bfloat16 inputs, or float ones multiplied as TF32");
   using shape = detail::wgmma_shape<Policy>;
   detail::require_wgmma_built();
   if (p.m <= 0 || p.n <= 0) return;  // nothing to compute, nothing to touch
   const auto& device = get_device_properties(stream_device(s.get()));
   detail::require_wgmma_device(device.compute_capability());
+  FOUNDRY_EXPECTS(gemm_wgmma_tma_path(p),
+                  "gemm_wgmma: TMA cannot describe these operands (bases 16-byte aligned, leading dimensions "
+                  "multiples of 16 bytes, extents below 2^31, K > 0; both K-major for TF32)");
 
-  // A(i, p) and B(p, j) as stored: rows × contiguous columns.
-  using a_k = detail::wgmma_operand<true, Policy::block_m>;
-  using a_m = detail::wgmma_operand<false, Policy::block_m>;
-  using b_k = detail::wgmma_operand<true, Policy::block_n>;
-  using b_n = detail::wgmma_operand<false, Policy::block_n>;
-  const CUtensorMap map_a = p.a_k_contiguous ? detail::operand_map<a_k>(p.a, p.m, p.k, p.lda)
-                                             : detail::operand_map<a_m>(p.a, p.k, p.m, p.lda);
-  const CUtensorMap map_b = p.b_n_contiguous ? detail::operand_map<b_n>(p.b, p.k, p.n, p.ldb)
-                                             : detail::operand_map<b_k>(p.b, p.n, p.k, p.ldb);
+  // A(i, p) and B(p, j) as stored: rows × contiguous columns. Both K-major for TF32.
+  constexpr int bytes = sizeof(In);
+  using a_k = detail::wgmma_operand<true, Policy::block_m, bytes>;
+  using b_k = detail::wgmma_operand<true, Policy::block_n, bytes>;
+  CUtensorMap map_a{}, map_b{};
+  if constexpr (bytes == 4) {
+    map_a = detail::operand_map<a_k>(p.a, p.m, p.k, p.lda);
+    map_b = detail::operand_map<b_k>(p.b, p.n, p.k, p.ldb);
+  } else {
+    using a_m = detail::wgmma_operand<false, Policy::block_m, bytes>;
+    using b_n = detail::wgmma_operand<false, Policy::block_n, bytes>;
+    map_a = p.a_k_contiguous ? detail::operand_map<a_k>(p.a, p.m, p.k, p.lda)
+                             : detail::operand_map<a_m>(p.a, p.k, p.m, p.lda);
+    map_b = p.b_n_contiguous ? detail::operand_map<b_n>(p.b, p.k, p.n, p.ldb)
+                             : detail::operand_map<b_k>(p.b, p.n, p.k, p.ldb);
+  }
 
   launch_config c;
   c.block = dim3(shape::threads, 1, 1);

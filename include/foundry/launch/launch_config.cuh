@@ -131,7 +131,7 @@ inline void validate(const launch_config& c, const device_properties& p) {
   FOUNDRY_EXPECTS(problem.empty(), "invalid launch configuration: " + problem);
 }
 
-/// Blocks that fill every SM of the current device once (`blocks_per_sm` resident
+/// Blocks that fill every SM of the current device once (`blocks_per_sm` grid
 /// blocks per SM × SM count): the grid size of a persistent, grid-stride kernel.
 [[nodiscard]] inline std::uint32_t resident_grid_blocks(int blocks_per_sm) {
   return static_cast<std::uint32_t>(std::max(1, blocks_per_sm) * get_device_properties().sm_count);

@@ -15,7 +15,7 @@
 /// `managed_buffer`) that frees an allocation that any thread remembered makes every
 /// thread forget every range, since its addresses may come back as another kind of
 /// memory; the frees of allocations that were never checked (an algorithm's own
-/// scratch) cost one look at a short list. Memory that the caller frees outside foundry
+/// workspace) cost one look at a short list. Memory that the caller frees outside foundry
 /// (a raw `cudaFree`) stays remembered until such a free or until
 /// `foundry::forget_checked_memory()`: if its addresses are reused by memory that the
 /// device cannot access, a pointer there passes the check, and the kernel faults as it

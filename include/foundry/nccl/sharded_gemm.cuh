@@ -85,7 +85,7 @@ enum class result_placement {
 ///   communicated, so any split of A's rows is accepted.
 /// Types as `foundry::gemm`: A and B float, __half or __nv_bfloat16, C float.
 /// Asynchronous on `streams` (one per local rank, of its device); the GEMM may allocate
-/// split-K scratch stream-ordered on them. The caller's current device is unchanged.
+/// split-K workspace stream-ordered on them. The caller's current device is unchanged.
 /// Throws `std::invalid_argument` for arguments that do not match the ranks, shapes
 /// `foundry::gemm` refuses, or a gathered C that is not row-major and contiguous;
 /// `cuda_error`, or `nccl_error` after aborting the communicator, on a failure.

@@ -39,7 +39,7 @@ namespace foundry::nccl {
 /// identity, as `reduce_sum`/`reduce_min`/`reduce_max` give it); `out[i]` is one element
 /// on the same device, of the accumulator type `Acc` (`__half`/`__nv_bfloat16` inputs
 /// are summed in `float` when `Acc` is float). Asynchronous on `streams`; the caller's
-/// current device is unchanged. The reduction scratch is allocated stream-ordered on
+/// current device is unchanged. The reduction workspace is allocated stream-ordered on
 /// each rank's stream. Throws `std::invalid_argument` for `reduction::product` or
 /// `average`, or arguments that do not match the ranks (see collectives.cuh),
 /// `cuda_error` or `nccl_error` (the communicator then aborted) on a failure.

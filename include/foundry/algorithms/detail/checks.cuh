@@ -49,12 +49,12 @@ void expect_capacity(cuda::std::span<T, Extent> x, std::size_t needed, const cha
   FOUNDRY_EXPECTS(needed == 0 || x.data() != nullptr, std::string(what) + " has a null pointer");
 }
 
-/// Caller-provided scratch of `given` bytes covers the `needed` bytes that
-/// `size_function` (the public `*_scratch_bytes` call) reports.
-inline void expect_scratch(const void* data, std::size_t given, std::size_t needed, const char* algorithm,
-                           const char* size_function) {
+/// Caller-provided workspace of `given` bytes covers the `needed` bytes that
+/// `size_function` (the public `*_workspace_bytes` call) reports.
+inline void expect_workspace(const void* data, std::size_t given, std::size_t needed, const char* algorithm,
+                             const char* size_function) {
   FOUNDRY_EXPECTS(given >= needed && (needed == 0 || data != nullptr),
-                  std::string(algorithm) + " scratch is too small: " + std::to_string(given) + " bytes given, " +
+                  std::string(algorithm) + " workspace is too small: " + std::to_string(given) + " bytes given, " +
                       std::to_string(needed) + " needed (" + size_function + ")");
 }
 

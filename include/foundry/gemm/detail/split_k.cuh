@@ -40,9 +40,11 @@ struct split_k_options {
   /// Slices of K computed by separate blocks: 0 picks a count from the tile
   /// count and the SM count; 1 disables split-K.
   int split_k = 0;
-  /// Scratch for the partial sums, at least `split_k_workspace_elements(p, splits)`
-  /// floats; when empty (the default) the launcher allocates it stream-ordered
-  /// on the launch stream.
+  /// Workspace for the partial sums, at least `split_k_workspace_bytes(p, splits)` bytes
+  /// (the plan's `workspace_bytes`), that is `bytes / sizeof(float)` floats: sizes are in
+  /// bytes everywhere, and this span is of `float` so that its type carries the alignment
+  /// the partial sums need. When empty (the default) the launcher allocates it
+  /// stream-ordered on the launch stream.
   cuda::std::span<float> workspace{};
 };
 
@@ -58,12 +60,13 @@ struct split_k_plan {
 /// of which `slots` can be resident at once on `sm_count` SMs. `requested` > 0
 /// is honoured as far as the K steps and the grid's y/z limit allow. Auto (0):
 /// one slice while the tiles occupy every SM at least once; otherwise enough
-/// slices to fill the slots, each at least `min_k_per_split` deep, at most 16.
+/// slices to fill the slots, each at least `min_k_per_split` deep, at most
+/// `max_auto_splits` (16 for the tiled rungs; the skinny rung passes its own).
 /// The count is final: slices that rounding the depth up would leave empty are
 /// already dropped, so it sizes the workspace exactly.
 [[nodiscard]] inline split_k_plan plan_split_k(std::int64_t tiles, std::int64_t slots, int sm_count, std::int64_t k,
-                                               std::int64_t block_k, int requested, std::int64_t min_k_per_split) {
-  constexpr std::int64_t max_auto_splits = 16;
+                                               std::int64_t block_k, int requested, std::int64_t min_k_per_split,
+                                               std::int64_t max_auto_splits = 16) {
   std::int64_t want = 1;
   if (requested > 0) {
     want = requested;
@@ -79,23 +82,35 @@ struct split_k_plan {
 }
 
 /// The plan of a rung whose grid has one block per `block_m × block_n` tile of an
-/// m × n C, `blocks_per_sm` of them resident per SM, stepping K `block_k` at a time
+/// m × n C, `min_blocks_per_sm` of them resident per SM, stepping K `block_k` at a time
 /// (see `plan_split_k`). 512: below that a slice's pipeline start-up and the reduce
 /// outweigh the extra SMs. Not tuned: it does not bind at 1024 × 1024 × 8192 (4 slices
 /// of 2048), the shape that splits on the H200.
 [[nodiscard]] inline split_k_plan plan_split_k_for_tiles(std::int64_t m, std::int64_t n, std::int64_t k, int block_m,
-                                                         int block_n, int block_k, int blocks_per_sm, int requested,
+                                                         int block_n, int block_k, int min_blocks_per_sm, int requested,
                                                          int sm_count) {
   constexpr std::int64_t min_k_per_split = 512;
   const std::int64_t tiles = ceil_div<std::int64_t>(m, block_m) * ceil_div<std::int64_t>(n, block_n);
-  return plan_split_k(tiles, std::int64_t{sm_count} * blocks_per_sm, sm_count, k, block_k, requested, min_k_per_split);
+  return plan_split_k(tiles, std::int64_t{sm_count} * min_blocks_per_sm, sm_count, k, block_k, requested,
+                      min_k_per_split);
 }
 
-/// Floats of workspace that `splits` slices of `p` need (0 for one slice).
+/// Bytes of workspace that `splits` slices of `p` need (0 for one slice): `splits`
+/// fp32 partial results of M × N. A caller's `split_k_options::workspace` holds them as
+/// `bytes / sizeof(float)` floats.
 template <class In>
-[[nodiscard]] std::size_t split_k_workspace_elements(const gemm_problem<In, float>& p, int splits) noexcept {
+[[nodiscard]] std::size_t split_k_workspace_bytes(const gemm_problem<In, float>& p, int splits) noexcept {
   if (splits <= 1) return 0;
-  return static_cast<std::size_t>(splits) * static_cast<std::size_t>(p.m) * static_cast<std::size_t>(p.n);
+  return static_cast<std::size_t>(splits) * static_cast<std::size_t>(p.m) * static_cast<std::size_t>(p.n) *
+         sizeof(float);
+}
+
+/// Floats of workspace that `splits` slices of `p` need: `split_k_workspace_bytes / sizeof(float)`,
+/// under its name before issue 20 (workspace sizes are in bytes everywhere).
+template <class In>
+[[deprecated("use split_k_workspace_bytes(p, splits) / sizeof(float)")]] [[nodiscard]] std::size_t
+split_k_workspace_elements(const gemm_problem<In, float>& p, int splits) noexcept {
+  return split_k_workspace_bytes(p, splits) / sizeof(float);
 }
 
 namespace detail {
@@ -105,7 +120,7 @@ template <class In>
 void record_split(gemm_plan& plan, const split_k_plan& split, const gemm_problem<In, float>& p) noexcept {
   plan.split_k = split.splits;
   plan.k_per_split = split.depth;
-  plan.workspace_bytes = split_k_workspace_elements(p, split.splits) * sizeof(float);
+  plan.workspace_bytes = split_k_workspace_bytes(p, split.splits);
 }
 
 /// Sums the split-K partial results: C = alpha * sum_z w[z] + beta * C, the
@@ -191,7 +206,7 @@ class split_k_output {
   split_k_output(const gemm_problem<In, float>& p, int splits, cuda::std::span<float> workspace, cuda::stream_ref s)
       : p_(p), q_(p), splits_(splits) {
     if (splits <= 1) return;
-    const std::size_t needed = split_k_workspace_elements(p, splits);
+    const std::size_t needed = split_k_workspace_bytes(p, splits) / sizeof(float);  // floats
     if (workspace.empty()) {
       owned_ = device_buffer<float>(needed, s);
       workspace = owned_.span();

@@ -51,9 +51,13 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   return encoder;
 }
 
+/// The TMA element type of `T`. A float is moved as FLOAT32, its 32 bits unchanged: the
+/// TF32 wgmma reads the top 19 of them (sign, exponent, 10 mantissa bits).
 template <class T>
 constexpr CUtensorMapDataType tensor_map_type() noexcept {
-  static_assert(std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>, "TMA maps here hold fp16 or bf16");
+  static_assert(std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, float>,
+                "TMA maps here hold fp16, bf16 or fp32");
+  if constexpr (std::is_same_v<T, float>) return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
   return std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
 }
 

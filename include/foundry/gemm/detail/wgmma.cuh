@@ -6,6 +6,8 @@
 ///   128 threads) += A (64 × 16) · B (16 × 256), A and B fp16 or bf16 read from
 ///   shared memory through 64-bit matrix descriptors
 ///   (`wgmma.mma_async.sync.aligned.m64n256k16.f32.{f16,bf16}.{f16,bf16}`);
+/// - `wgmma_m64n256k8_tf32`: the same for A (64 × 8) and B (8 × 256) read as TF32
+///   from fp32 in shared memory, both K-major (the TF32 form has no transpose);
 /// - `wgmma_fence`, `wgmma_commit`, `wgmma_wait`: the fence before a batch of
 ///   wgmma, the commit that closes a group of them, and the wait for groups;
 /// - `setmaxnreg_increase`/`setmaxnreg_decrease`: moving registers between
@@ -166,6 +168,24 @@ __device__ inline void wgmma_m64n256k16(float (&d)[32][4], std::uint64_t desc_a,
   } else {
     FOUNDRY_WGMMA_M64N256K16("bf16");
   }
+}
+
+/// d = A·B + (scale_d ? d : 0) for a 64 × 256 × 8 tile with TF32 inputs
+/// (`wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32`): A and B are fp32 in shared
+/// memory, read as TF32 (the hardware uses sign, exponent and the top 10 mantissa bits
+/// of each, dropping the other 13), both K-major: the TF32 form takes no transpose
+/// immediate. Asynchronous as `wgmma_m64n256k16`, with the same accumulator fragment.
+__device__ inline void wgmma_m64n256k8_tf32(float (&d)[32][4], std::uint64_t desc_a, std::uint64_t desc_b,
+                                            std::uint32_t scale_d = 1) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {" FOUNDRY_WGMMA_N256_D_PLACEHOLDERS
+      "}, %128, %129, p, 1, 1;\n"
+      "}\n"
+      : FOUNDRY_WGMMA_N256_D_OPERANDS
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
 
 #undef FOUNDRY_WGMMA_M64N256K16
