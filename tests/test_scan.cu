@@ -270,13 +270,13 @@ TEST_CASE("integer scans are exact at tile boundaries", "[gpu]") {
 }
 
 /// Small tiles and a one-tile-per-lane look-back window: thousands of tiles, long look-backs.
-struct small_tile_scan_policy : foundry::scan_policy {
+struct small_tile_scan_policy : foundry::scan_striped_policy {
   static constexpr int block_threads = 64;
   static constexpr int vectors_in_flight = 2;
   static constexpr int look_back_tiles_per_lane = 1;
 };
 /// 64 warp totals per tile (warp 0 folds two per lane) and a 256-tile window.
-struct wide_tile_scan_policy : foundry::scan_policy {
+struct wide_tile_scan_policy : foundry::scan_striped_policy {
   static constexpr int block_threads = 256;
   static constexpr int vectors_in_flight = 8;
   static constexpr int look_back_tiles_per_lane = 8;
@@ -519,7 +519,7 @@ TEST_CASE("scans of 8-byte structs at 4-byte-aligned addresses", "[gpu]") {
   for (const std::size_t n : {std::size_t{1}, std::size_t{33}, std::size_t{4097}}) {
     CAPTURE(n);
     const auto maps = random_maps(n, 79);
-    CHECK(under_aligned_scan_mismatches<foundry::scan_policy>(maps, s) == 0);
+    CHECK(under_aligned_scan_mismatches<foundry::scan_striped_policy>(maps, s) == 0);
     CHECK(under_aligned_scan_mismatches<foundry::scan_blocked_policy>(maps, s) == 0);
   }
 }
