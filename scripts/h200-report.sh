@@ -12,6 +12,7 @@ r=bench/results/h200
 one_rank='^allreduce/[a-z_]+/[0-9]+/1$=an in-place all-reduce on one rank enqueues no work (16-100 ns for 8 B to 1 GiB); bench_nccl no longer registers it'
 python3 scripts/bench_report.py "$r/benchmarks.json" "$r/runs/issue18/12-benchmarks.json" \
   "$r/runs/issue19/2-benchmarks.json" "$r/runs/integration/3-benchmarks.json" "$r/runs/session5/2-benchmarks.json" \
+  "$r/runs/session7/benchmarks.json" "$r/runs/session7/sweep-benchmarks.json" "$r/runs/session7/scan-default-benchmarks.json" \
   --exclude '^scan_[a-z0-9_]+/foundry_=candidate designs of the scan measured while tuning it, not the library' \
   --exclude '^transpose_[a-z0-9]+/foundry_=candidate policies of the transpose for odd pitches, not the default' \
   --exclude "$one_rank" \
