@@ -548,7 +548,7 @@ TEST_CASE("modelled_us: the fallback's steps latency-bound, the fast kernel's pi
   CHECK(gk::modelled_us(whole, p, 8) == Approx(21 * (policy::fallback_step_us + 3 * policy::fallback_block_step_us)));
   // Packing A (670 stored rows of 1950, copied to rows of 1952): one launch and its bytes, then
   // 16 tiles of 128 x 256 (one wave) stepping 11 times through K = 670.
-  const gk::gemm_pack_plan packing = gk::misaligned_operands(p);
+  const gk::gemm_pack_plan packing = gk::operands_to_copy(p);
   REQUIRE((packing.a && !packing.b));
   CHECK(packing.copy_bytes == 2.0 * 670 * (1950 + 1952));
   foundry::gemm_plan copies;

@@ -2,9 +2,10 @@
 // the naive twin, against CPU references on seeded random data: odd sizes, in place,
 // misaligned pointers, type conversion, a non-commutative operator (composition of
 // affine maps, whose order a wrong scan would swap), 8-byte values (the tile states
-// that are not packed), a size past 2^31, and the argument checks. The blocked tile
-// arrangement (scan_blocked_policy) gets the same checks, and its shared-memory
-// layout is checked on the host (a bijection, without bank conflicts).
+// that are not packed), a size past 2^31, and the argument checks. Every device-wide
+// case runs for both tile arrangements (the default blocked scan_policy and
+// scan_striped_policy), and the blocked shared-memory layout is checked on the host
+// (a bijection, without bank conflicts).
 //
 // Integer scans are compared exactly. A float prefix of i + 1 terms, summed in any
 // order, is within gamma(i) * sum_{j <= i} |x_j| of the exact value, gamma(k) =
@@ -125,245 +126,67 @@ struct mod_251 {
 
 }  // namespace
 
-TEST_CASE("inclusive_sum and exclusive_sum of integers are exact at odd sizes", "[gpu]") {
-  foundry::stream s;
-  for (const std::size_t n : odd_sizes()) {
-    CAPTURE(n);
-    const auto x = random_vector<std::int32_t>(n, -100, 100, 50);
-    const auto d_x = to_device(x, s);
-    auto inclusive = poisoned_device_buffer<std::int32_t>(n, s);
-    auto exclusive = poisoned_device_buffer<std::int32_t>(n, s);
-    foundry::inclusive_sum(d_x.span(), inclusive.span(), s);
-    foundry::exclusive_scan(d_x.span(), exclusive.span(), 17, cuda::std::plus<std::int32_t>{}, s);
-    CHECK(mismatches(to_host(inclusive, s), cpu_inclusive(x, cuda::std::plus<std::int32_t>{})) == 0);
-    CHECK(mismatches(to_host(exclusive, s), cpu_exclusive(x, 17, cuda::std::plus<std::int32_t>{})) == 0);
-  }
-}
+// ---- the device-wide scans, each case run for both tile arrangements: the default ----
+// ---- (scan_policy, blocked: 3072 4-byte values a tile) and scan_striped_policy (4096) ----
 
-TEST_CASE("inclusive_sum of floats is within the summation error bound at odd sizes", "[gpu]") {
-  foundry::stream s;
-  for (const std::size_t n : odd_sizes()) {
-    CAPTURE(n);
-    const auto x = random_vector<float>(n, -1.0f, 1.0f, 51);
-    const auto d_x = to_device(x, s);
-    auto d_out = poisoned_device_buffer<float>(n, s);
-    foundry::inclusive_sum(d_x.span(), d_out.span(), s);
-    CHECK(first_float_prefix_out_of_bound(x, to_host(d_out, s)) == n);
-  }
-}
+/// Elements of `T` in one tile of `Policy` on the vector path.
+template <class Policy, class T>
+constexpr std::size_t tile_elements =
+    std::size_t{Policy::block_threads} * Policy::vectors_in_flight * (Policy::vector_bytes / sizeof(T));
 
-TEST_CASE("scans keep the order of a non-commutative operator", "[gpu]") {
-  // 8-byte values: the tile states keep status and value apart (release/acquire).
-  foundry::stream s;
-  for (const std::size_t n : odd_sizes()) {
-    CAPTURE(n);
-    const auto maps = random_maps(n, 52);
-    const auto d_maps = to_device(maps, s);
-    auto inclusive = foundry::device_buffer<affine>(n, s, affine{0, 0});
-    auto exclusive = foundry::device_buffer<affine>(n, s, affine{0, 0});
-    foundry::inclusive_scan(d_maps.span(), inclusive.span(), compose{}, s);
-    foundry::exclusive_scan(d_maps.span(), exclusive.span(), affine{3, 7}, compose{}, s);
-    CHECK(mismatches(to_host(inclusive, s), cpu_inclusive(maps, compose{})) == 0);
-    CHECK(mismatches(to_host(exclusive, s), cpu_exclusive(maps, affine{3, 7}, compose{})) == 0);
-  }
-}
-
-TEST_CASE("scans run in place", "[gpu]") {
-  foundry::stream s;
-  for (const std::size_t n : {std::size_t{1}, std::size_t{1025}, std::size_t{(1u << 20) + 7}}) {
-    CAPTURE(n);
-    const auto x = random_vector<std::int32_t>(n, -100, 100, 53);
-    auto d_x = to_device(x, s);
-    foundry::inclusive_sum(d_x.span(), d_x.span(), s);
-    CHECK(mismatches(to_host(d_x, s), cpu_inclusive(x, cuda::std::plus<std::int32_t>{})) == 0);
-    auto d_y = to_device(x, s);
-    foundry::exclusive_sum(d_y.span(), d_y.span(), s);
-    CHECK(mismatches(to_host(d_y, s), cpu_exclusive(x, 0, cuda::std::plus<std::int32_t>{})) == 0);
-  }
-}
-
-TEST_CASE("scans are correct with inputs and outputs at any offset", "[gpu]") {
-  // Equal offsets take the vector path with a scalar head; different ones the scalar path.
-  foundry::stream s;
-  const std::size_t max_n = (1u << 20) + 7;
-  const auto x = random_vector<std::int32_t>(max_n + 3, -100, 100, 54);
-  const auto d_x = to_device(x, s);
-  for (const std::size_t in_offset : {0u, 1u, 3u}) {
-    for (const std::size_t out_offset : {0u, 1u, 2u}) {
-      for (const std::size_t n : {std::size_t{1}, std::size_t{5}, std::size_t{4099}, max_n}) {
-        CAPTURE(in_offset, out_offset, n);
-        auto d_out = poisoned_device_buffer<std::int32_t>(n + 3, s);
-        foundry::exclusive_scan(d_x.span().subspan(in_offset, n), d_out.span().subspan(out_offset, n), -5,
-                                cuda::std::plus<std::int32_t>{}, s);
-        const auto got = to_host(d_out, s);
-        const std::vector<std::int32_t> in(x.begin() + in_offset, x.begin() + in_offset + n);
-        const auto expected = cpu_exclusive(in, -5, cuda::std::plus<std::int32_t>{});
-        std::size_t wrong = 0;
-        for (std::size_t i = 0; i < n; ++i) wrong += got[out_offset + i] != expected[i] ? 1 : 0;
-        CHECK(wrong == 0);
-        std::size_t outside = 0;
-        for (std::size_t i = 0; i < n + 3; ++i) {
-          if (i < out_offset || i >= out_offset + n) outside += got[i] != poison_value<std::int32_t>() ? 1 : 0;
-        }
-        CHECK(outside == 0);
-      }
-    }
-  }
-}
-
-TEST_CASE("scans convert the input to the output type: bytes summed in int64, max of doubles", "[gpu]") {
-  foundry::stream s;
-  for (const std::size_t n : odd_sizes()) {
-    CAPTURE(n);
-    const auto bytes = random_vector<std::int8_t>(n, -128, 127, 55);
-    const auto d_bytes = to_device(bytes, s);
-    auto sums = poisoned_device_buffer<std::int64_t>(n, s);
-    foundry::inclusive_sum(d_bytes.span(), sums.span(), s);
-    std::vector<std::int64_t> wide(bytes.begin(), bytes.end());
-    CHECK(mismatches(to_host(sums, s), cpu_inclusive(wide, sum_i64{})) == 0);
-
-    const auto d = random_vector<double>(n, -1e6, 1e6, 56);
-    const auto d_d = to_device(d, s);
-    auto maxima = poisoned_device_buffer<double>(n, s);
-    foundry::inclusive_scan(d_d.span(), maxima.span(), foundry::maximum{}, s);
-    CHECK(mismatches(to_host(maxima, s), cpu_inclusive(d, foundry::maximum{})) == 0);
-  }
-}
-
-TEST_CASE("scans of 8-byte values are correct at tile boundaries and any offsets", "[gpu]") {
-  // 2048 8-byte values fill one tile: sizes around one, two and many tiles, with
-  // both spans offset (a scalar head) and one offset (the one-element path).
-  foundry::stream s;
-  const std::size_t max_n = 5 * 2048 + 3;
-  const auto maps = random_maps(max_n + 1, 59);
-  const auto d_maps = to_device(maps, s);
-  for (const std::size_t n :
-       {std::size_t{2047}, std::size_t{2048}, std::size_t{2049}, std::size_t{4095}, std::size_t{4097}, max_n}) {
-    for (const std::size_t in_offset : {0u, 1u}) {
-      for (const std::size_t out_offset : {0u, 1u}) {
-        CAPTURE(n, in_offset, out_offset);
-        auto d_out = foundry::device_buffer<affine>(n + 1, s, affine{0, 0});
-        const auto out = d_out.span().subspan(out_offset, n);
-        foundry::inclusive_scan(d_maps.span().subspan(in_offset, n), out, compose{}, s);
-        const std::vector<affine> in(maps.begin() + in_offset, maps.begin() + in_offset + n);
-        auto got = to_host(d_out, s);
-        got.erase(got.begin(), got.begin() + out_offset);
-        got.resize(n);
-        CHECK(mismatches(got, cpu_inclusive(in, compose{})) == 0);
-      }
-    }
-  }
-}
-
-TEST_CASE("integer scans are exact at tile boundaries", "[gpu]") {
-  // 4096 4-byte values fill one tile.
-  foundry::stream s;
-  for (const std::size_t n : {std::size_t{4095}, std::size_t{4096}, std::size_t{4097}, std::size_t{8191},
-                              std::size_t{3 * 4096 + 5}, std::size_t{40 * 4096 + 1}}) {
-    CAPTURE(n);
-    const auto x = random_vector<std::int32_t>(n, -100, 100, 60);
-    const auto d_x = to_device(x, s);
-    auto d_out = poisoned_device_buffer<std::int32_t>(n, s);
-    foundry::exclusive_sum(d_x.span(), d_out.span(), s);
-    CHECK(mismatches(to_host(d_out, s), cpu_exclusive(x, 0, cuda::std::plus<std::int32_t>{})) == 0);
-  }
-}
-
-/// Small tiles and a one-tile-per-lane look-back window: thousands of tiles, long look-backs.
-struct small_tile_scan_policy : foundry::scan_striped_policy {
-  static constexpr int block_threads = 64;
-  static constexpr int vectors_in_flight = 2;
-  static constexpr int look_back_tiles_per_lane = 1;
-};
-/// 64 warp totals per tile (warp 0 folds two per lane) and a 256-tile window.
-struct wide_tile_scan_policy : foundry::scan_striped_policy {
-  static constexpr int block_threads = 256;
-  static constexpr int vectors_in_flight = 8;
-  static constexpr int look_back_tiles_per_lane = 8;
-  static constexpr unsigned poll_delay_ns = 100;
-};
-
-TEST_CASE("exclusive_sum of 2^25 + 3 integers: 8192 tiles, long look-backs", "[gpu][racecheck_slow]") {
-  foundry::stream s;
-  const std::size_t n = (std::size_t{1} << 25) + 3;
-  const auto x = random_vector<std::int32_t>(n, -100, 100, 61);
-  const auto d_x = to_device(x, s);
-  auto d_out = poisoned_device_buffer<std::int32_t>(n, s);
-  foundry::exclusive_sum(d_x.span(), d_out.span(), s);
-  CHECK(mismatches(to_host(d_out, s), cpu_exclusive(x, 0, cuda::std::plus<std::int32_t>{})) == 0);
-}
-
-TEST_CASE("scans are correct with other tile shapes and look-back windows", "[gpu]") {
-  foundry::stream s;
-  const std::size_t max_n = 300007;
-  const auto maps = random_maps(max_n + 1, 62);
-  const auto d_maps = to_device(maps, s);
-  for (const std::size_t n : {std::size_t{33}, std::size_t{4097}, max_n}) {
-    for (const std::size_t offset : {0u, 1u}) {
-      CAPTURE(n, offset);
-      const auto in = d_maps.span().subspan(offset, n);
-      const std::vector<affine> host_in(maps.begin() + offset, maps.begin() + offset + n);
-      auto d_out = foundry::device_buffer<affine>(n, s, affine{0, 0});
-      foundry::inclusive_scan<small_tile_scan_policy>(in, d_out.span(), compose{}, s);
-      CHECK(mismatches(to_host(d_out, s), cpu_inclusive(host_in, compose{})) == 0);
-      foundry::exclusive_scan<wide_tile_scan_policy>(in, d_out.span(), affine{3, 5}, compose{}, s);
-      CHECK(mismatches(to_host(d_out, s), cpu_exclusive(host_in, affine{3, 5}, compose{})) == 0);
-    }
-  }
-}
-
-// ---- the blocked tile arrangement (scan_blocked_policy): 3072 4-byte or 1536 8-byte values a tile ----
-
-using blocked = foundry::scan_blocked_policy;
-
-/// Sizes around one, two and many blocked tiles of 4-byte values, and powers of two ± 1.
-std::vector<std::size_t> blocked_sizes() {
+/// odd_sizes(), 2^16 ± 1, and sizes around one, two and many tiles of `Policy` for `T`.
+template <class Policy, class T>
+std::vector<std::size_t> sizes_around_tiles() {
+  constexpr std::size_t tile = tile_elements<Policy, T>;
   std::vector<std::size_t> sizes = odd_sizes();
-  for (const std::size_t n : {std::size_t{3071}, std::size_t{3072}, std::size_t{3073}, std::size_t{6143},
-                              std::size_t{(1u << 16) - 1}, std::size_t{(1u << 16) + 1}, std::size_t{40 * 3072 + 5}}) {
+  for (const std::size_t n : {tile - 1, tile, tile + 1, 2 * tile - 1, 2 * tile + 1, 3 * tile + 5, 40 * tile + 1,
+                              std::size_t{(1u << 16) - 1}, std::size_t{(1u << 16) + 1}}) {
     sizes.push_back(n);
   }
   return sizes;
 }
 
-TEST_CASE("blocked arrangement: integer sums are exact at odd sizes and tile boundaries", "[gpu]") {
+#define FOUNDRY_SCAN_POLICIES foundry::scan_policy, foundry::scan_striped_policy
+
+TEMPLATE_TEST_CASE("integer sums are exact at odd sizes and tile boundaries", "[gpu]", FOUNDRY_SCAN_POLICIES) {
   foundry::stream s;
-  for (const std::size_t n : blocked_sizes()) {
+  for (const std::size_t n : sizes_around_tiles<TestType, std::int32_t>()) {
     CAPTURE(n);
-    const auto x = random_vector<std::int32_t>(n, -100, 100, 70);
+    const auto x = random_vector<std::int32_t>(n, -100, 100, 50);
     const auto d_x = to_device(x, s);
     auto inclusive = poisoned_device_buffer<std::int32_t>(n, s);
     auto exclusive = poisoned_device_buffer<std::int32_t>(n, s);
-    foundry::inclusive_sum<blocked>(d_x.span(), inclusive.span(), s);
-    foundry::exclusive_scan<blocked>(d_x.span(), exclusive.span(), 17, cuda::std::plus<std::int32_t>{}, s);
+    auto exclusive_from_zero = poisoned_device_buffer<std::int32_t>(n, s);
+    foundry::inclusive_sum<TestType>(d_x.span(), inclusive.span(), s);
+    foundry::exclusive_scan<TestType>(d_x.span(), exclusive.span(), 17, cuda::std::plus<std::int32_t>{}, s);
+    foundry::exclusive_sum<TestType>(d_x.span(), exclusive_from_zero.span(), s);
     CHECK(mismatches(to_host(inclusive, s), cpu_inclusive(x, cuda::std::plus<std::int32_t>{})) == 0);
     CHECK(mismatches(to_host(exclusive, s), cpu_exclusive(x, 17, cuda::std::plus<std::int32_t>{})) == 0);
+    CHECK(mismatches(to_host(exclusive_from_zero, s), cpu_exclusive(x, 0, cuda::std::plus<std::int32_t>{})) == 0);
   }
 }
 
-TEST_CASE("blocked arrangement: float sums are within the summation error bound", "[gpu]") {
+TEMPLATE_TEST_CASE("float sums are within the summation error bound", "[gpu]", FOUNDRY_SCAN_POLICIES) {
   foundry::stream s;
-  for (const std::size_t n : blocked_sizes()) {
+  for (const std::size_t n : sizes_around_tiles<TestType, float>()) {
     CAPTURE(n);
-    const auto x = random_vector<float>(n, -1.0f, 1.0f, 71);
+    const auto x = random_vector<float>(n, -1.0f, 1.0f, 51);
     const auto d_x = to_device(x, s);
     auto d_out = poisoned_device_buffer<float>(n, s);
-    foundry::inclusive_sum<blocked>(d_x.span(), d_out.span(), s);
+    foundry::inclusive_sum<TestType>(d_x.span(), d_out.span(), s);
     CHECK(first_float_prefix_out_of_bound(x, to_host(d_out, s)) == n);
   }
 }
 
-TEST_CASE("blocked arrangement: the order of a non-commutative operator is kept", "[gpu]") {
-  // 8-byte values: tile states with status and value apart; sizes around one, two
-  // and many tiles of 1536, with both spans offset (a scalar head) and one offset
-  // (the one-element path, 768 values a tile).
+TEMPLATE_TEST_CASE("the order of a non-commutative operator is kept, at tile boundaries and any offsets", "[gpu]",
+                   FOUNDRY_SCAN_POLICIES) {
+  // 8-byte values: the tile states keep status and value apart (release/acquire).
+  // Both spans offset take the vector path with a scalar head; one offset takes the
+  // one-element path (half as many values a tile).
   foundry::stream s;
-  std::vector<std::size_t> sizes = odd_sizes();
-  for (const std::size_t n : {std::size_t{1535}, std::size_t{1536}, std::size_t{1537}, std::size_t{5 * 1536 + 3}}) {
-    sizes.push_back(n);
-  }
+  const auto sizes = sizes_around_tiles<TestType, affine>();
   const std::size_t max_n = *std::max_element(sizes.begin(), sizes.end());
-  const auto maps = random_maps(max_n + 1, 72);
+  const auto maps = random_maps(max_n + 1, 52);
   const auto d_maps = to_device(maps, s);
   for (const std::size_t n : sizes) {
     for (const std::size_t in_offset : {0u, 1u}) {
@@ -377,41 +200,43 @@ TEST_CASE("blocked arrangement: the order of a non-commutative operator is kept"
           auto all = to_host(d_out, s);
           return std::vector<affine>(all.begin() + out_offset, all.begin() + out_offset + n);
         };
-        foundry::inclusive_scan<blocked>(in, out, compose{}, s);
+        foundry::inclusive_scan<TestType>(in, out, compose{}, s);
         CHECK(mismatches(got(), cpu_inclusive(host_in, compose{})) == 0);
-        foundry::exclusive_scan<blocked>(in, out, affine{3, 7}, compose{}, s);
+        foundry::exclusive_scan<TestType>(in, out, affine{3, 7}, compose{}, s);
         CHECK(mismatches(got(), cpu_exclusive(host_in, affine{3, 7}, compose{})) == 0);
       }
     }
   }
 }
 
-TEST_CASE("blocked arrangement: scans run in place", "[gpu]") {
+TEMPLATE_TEST_CASE("scans run in place", "[gpu]", FOUNDRY_SCAN_POLICIES) {
   foundry::stream s;
-  for (const std::size_t n : {std::size_t{1}, std::size_t{1025}, std::size_t{3073}, std::size_t{(1u << 20) + 7}}) {
+  constexpr std::size_t tile = tile_elements<TestType, std::int32_t>;
+  for (const std::size_t n : {std::size_t{1}, std::size_t{1025}, tile + 1, std::size_t{(1u << 20) + 7}}) {
     CAPTURE(n);
-    const auto x = random_vector<std::int32_t>(n, -100, 100, 73);
+    const auto x = random_vector<std::int32_t>(n, -100, 100, 53);
     auto d_x = to_device(x, s);
-    foundry::inclusive_sum<blocked>(d_x.span(), d_x.span(), s);
+    foundry::inclusive_sum<TestType>(d_x.span(), d_x.span(), s);
     CHECK(mismatches(to_host(d_x, s), cpu_inclusive(x, cuda::std::plus<std::int32_t>{})) == 0);
     auto d_y = to_device(x, s);
-    foundry::exclusive_scan<blocked>(d_y.span(), d_y.span(), -9, cuda::std::plus<std::int32_t>{}, s);
+    foundry::exclusive_scan<TestType>(d_y.span(), d_y.span(), -9, cuda::std::plus<std::int32_t>{}, s);
     CHECK(mismatches(to_host(d_y, s), cpu_exclusive(x, -9, cuda::std::plus<std::int32_t>{})) == 0);
   }
 }
 
-TEST_CASE("blocked arrangement: inputs and outputs at any offset", "[gpu]") {
+TEMPLATE_TEST_CASE("scans are correct with inputs and outputs at any offset", "[gpu]", FOUNDRY_SCAN_POLICIES) {
+  // Equal offsets take the vector path with a scalar head; different ones the scalar path.
   foundry::stream s;
   const std::size_t max_n = (1u << 20) + 7;
-  const auto x = random_vector<std::int32_t>(max_n + 3, -100, 100, 74);
+  const auto x = random_vector<std::int32_t>(max_n + 3, -100, 100, 54);
   const auto d_x = to_device(x, s);
   for (const std::size_t in_offset : {0u, 1u, 3u}) {
     for (const std::size_t out_offset : {0u, 1u, 2u}) {
-      for (const std::size_t n : {std::size_t{1}, std::size_t{5}, std::size_t{3075}, max_n}) {
+      for (const std::size_t n : {std::size_t{1}, std::size_t{5}, tile_elements<TestType, std::int32_t> + 3, max_n}) {
         CAPTURE(in_offset, out_offset, n);
         auto d_out = poisoned_device_buffer<std::int32_t>(n + 3, s);
-        foundry::exclusive_scan<blocked>(d_x.span().subspan(in_offset, n), d_out.span().subspan(out_offset, n), -5,
-                                         cuda::std::plus<std::int32_t>{}, s);
+        foundry::exclusive_scan<TestType>(d_x.span().subspan(in_offset, n), d_out.span().subspan(out_offset, n), -5,
+                                          cuda::std::plus<std::int32_t>{}, s);
         const auto got = to_host(d_out, s);
         const std::vector<std::int32_t> in(x.begin() + in_offset, x.begin() + in_offset + n);
         const auto expected = cpu_exclusive(in, -5, cuda::std::plus<std::int32_t>{});
@@ -428,59 +253,79 @@ TEST_CASE("blocked arrangement: inputs and outputs at any offset", "[gpu]") {
   }
 }
 
-TEST_CASE("blocked arrangement: bytes summed in int64, max of doubles", "[gpu]") {
-  // Bytes into int64: input and output vectors of different sizes (separate slots).
+TEMPLATE_TEST_CASE("scans convert the input to the output type: bytes summed in int64, max of doubles", "[gpu]",
+                   FOUNDRY_SCAN_POLICIES) {
+  // Bytes into int64: input and output vectors of different sizes.
   foundry::stream s;
-  for (const std::size_t n : blocked_sizes()) {
+  for (const std::size_t n : sizes_around_tiles<TestType, std::int64_t>()) {
     CAPTURE(n);
-    const auto bytes = random_vector<std::int8_t>(n, -128, 127, 75);
+    const auto bytes = random_vector<std::int8_t>(n, -128, 127, 55);
     const auto d_bytes = to_device(bytes, s);
     auto sums = poisoned_device_buffer<std::int64_t>(n, s);
-    foundry::inclusive_sum<blocked>(d_bytes.span(), sums.span(), s);
+    foundry::inclusive_sum<TestType>(d_bytes.span(), sums.span(), s);
     std::vector<std::int64_t> wide(bytes.begin(), bytes.end());
     CHECK(mismatches(to_host(sums, s), cpu_inclusive(wide, sum_i64{})) == 0);
 
-    const auto d = random_vector<double>(n, -1e6, 1e6, 76);
+    const auto d = random_vector<double>(n, -1e6, 1e6, 56);
     const auto d_d = to_device(d, s);
     auto maxima = poisoned_device_buffer<double>(n, s);
-    foundry::inclusive_scan<blocked>(d_d.span(), maxima.span(), foundry::maximum{}, s);
+    foundry::inclusive_scan<TestType>(d_d.span(), maxima.span(), foundry::maximum{}, s);
     CHECK(mismatches(to_host(maxima, s), cpu_inclusive(d, foundry::maximum{})) == 0);
   }
 }
 
-TEST_CASE("blocked arrangement: exclusive_sum of 2^25 + 3 integers: 10923 tiles, long look-backs",
-          "[gpu][racecheck_slow]") {
+TEMPLATE_TEST_CASE("exclusive_sum of 2^25 + 3 integers: thousands of tiles, long look-backs", "[gpu][racecheck_slow]",
+                   FOUNDRY_SCAN_POLICIES) {
   foundry::stream s;
   const std::size_t n = (std::size_t{1} << 25) + 3;
-  const auto x = random_vector<std::int32_t>(n, -100, 100, 77);
+  const auto x = random_vector<std::int32_t>(n, -100, 100, 61);
   const auto d_x = to_device(x, s);
   auto d_out = poisoned_device_buffer<std::int32_t>(n, s);
-  foundry::exclusive_sum<blocked>(d_x.span(), d_out.span(), s);
+  foundry::exclusive_sum<TestType>(d_x.span(), d_out.span(), s);
   CHECK(mismatches(to_host(d_out, s), cpu_exclusive(x, 0, cuda::std::plus<std::int32_t>{})) == 0);
 }
 
-/// Blocked, two warps of 3 vectors (an odd count: no unused slot), tiles in block
-/// order, no sleeping: hundreds of small tiles.
-struct small_blocked_scan_policy : foundry::scan_blocked_policy {
-  static constexpr int block_threads = 64;
-  static constexpr int vectors_in_flight = 3;
-  static constexpr bool tiles_in_block_order = true;
-  static constexpr unsigned poll_delay_ns = 0;
-  static constexpr unsigned first_look_delay_ns = 0;
+/// Striped: small tiles and a one-tile-per-lane look-back window (thousands of tiles,
+/// long look-backs); and 64 warp totals per tile (warp 0 folds two per lane) with a
+/// 256-tile window.
+struct striped_tile_shapes {
+  struct small : foundry::scan_striped_policy {
+    static constexpr int block_threads = 64;
+    static constexpr int vectors_in_flight = 2;
+    static constexpr int look_back_tiles_per_lane = 1;
+  };
+  struct wide : foundry::scan_striped_policy {
+    static constexpr int block_threads = 256;
+    static constexpr int vectors_in_flight = 8;
+    static constexpr int look_back_tiles_per_lane = 8;
+    static constexpr unsigned poll_delay_ns = 100;
+  };
 };
-/// Blocked, 8 warps of 8 vectors and a 128-tile window, sleeping in every grid.
-struct wide_blocked_scan_policy : foundry::scan_blocked_policy {
-  static constexpr int block_threads = 256;
-  static constexpr int vectors_in_flight = 8;
-  static constexpr int look_back_tiles_per_lane = 4;
-  static constexpr unsigned poll_delay_ns = 100;
-  static constexpr std::uint32_t poll_delay_min_tiles = 0;
+/// Blocked: two warps of 3 vectors (an odd count: no unused slot), tiles in block
+/// order, no sleeping (hundreds of small tiles); and 8 warps of 8 vectors with a
+/// 128-tile window, sleeping in every grid.
+struct blocked_tile_shapes {
+  struct small : foundry::scan_blocked_policy {
+    static constexpr int block_threads = 64;
+    static constexpr int vectors_in_flight = 3;
+    static constexpr bool tiles_in_block_order = true;
+    static constexpr unsigned poll_delay_ns = 0;
+    static constexpr unsigned first_look_delay_ns = 0;
+  };
+  struct wide : foundry::scan_blocked_policy {
+    static constexpr int block_threads = 256;
+    static constexpr int vectors_in_flight = 8;
+    static constexpr int look_back_tiles_per_lane = 4;
+    static constexpr unsigned poll_delay_ns = 100;
+    static constexpr std::uint32_t poll_delay_min_tiles = 0;
+  };
 };
 
-TEST_CASE("blocked arrangement: other tile shapes and look-back windows", "[gpu]") {
+TEMPLATE_TEST_CASE("scans are correct with other tile shapes and look-back windows", "[gpu]", striped_tile_shapes,
+                   blocked_tile_shapes) {
   foundry::stream s;
   const std::size_t max_n = 300007;
-  const auto maps = random_maps(max_n + 1, 78);
+  const auto maps = random_maps(max_n + 1, 62);
   const auto d_maps = to_device(maps, s);
   for (const std::size_t n : {std::size_t{33}, std::size_t{4097}, max_n}) {
     for (const std::size_t offset : {0u, 1u}) {
@@ -488,12 +333,27 @@ TEST_CASE("blocked arrangement: other tile shapes and look-back windows", "[gpu]
       const auto in = d_maps.span().subspan(offset, n);
       const std::vector<affine> host_in(maps.begin() + offset, maps.begin() + offset + n);
       auto d_out = foundry::device_buffer<affine>(n, s, affine{0, 0});
-      foundry::inclusive_scan<small_blocked_scan_policy>(in, d_out.span(), compose{}, s);
+      foundry::inclusive_scan<typename TestType::small>(in, d_out.span(), compose{}, s);
       CHECK(mismatches(to_host(d_out, s), cpu_inclusive(host_in, compose{})) == 0);
-      foundry::exclusive_scan<wide_blocked_scan_policy>(in, d_out.span(), affine{3, 5}, compose{}, s);
+      foundry::exclusive_scan<typename TestType::wide>(in, d_out.span(), affine{3, 5}, compose{}, s);
       CHECK(mismatches(to_host(d_out, s), cpu_exclusive(host_in, affine{3, 5}, compose{})) == 0);
     }
   }
+}
+
+TEST_CASE("the default scan policy is the blocked arrangement", "[gpu]") {
+  // The cases above name their policy; this one calls without, so a change of the
+  // default is caught against a reference too.
+  static_assert(foundry::scan_policy::tile_arrangement == foundry::scan_tile_arrangement::blocked);
+  foundry::stream s;
+  const std::size_t n = 3 * tile_elements<foundry::scan_policy, std::int32_t> + 7;
+  const auto x = random_vector<std::int32_t>(n, -100, 100, 63);
+  const auto d_x = to_device(x, s);
+  auto d_out = poisoned_device_buffer<std::int32_t>(n, s);
+  foundry::inclusive_sum(d_x.span(), d_out.span(), s);
+  CHECK(mismatches(to_host(d_out, s), cpu_inclusive(x, cuda::std::plus<std::int32_t>{})) == 0);
+  foundry::exclusive_sum(d_x.span(), d_out.span(), s);
+  CHECK(mismatches(to_host(d_out, s), cpu_exclusive(x, 0, cuda::std::plus<std::int32_t>{})) == 0);
 }
 
 /// Inclusive scan of `maps` with both spans 4 bytes off an 8-byte boundary (affine's

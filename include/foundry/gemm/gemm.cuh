@@ -316,7 +316,7 @@ template <class Policy = gemm_kernels::gemm_pack_policy, class In>
 /// packed where that pays: `plan` is the rung's own plan for `p`; where operand rows off
 /// 16-byte boundaries (or, for TF32, operands that are not K-major) keep it below the fast
 /// kernel `rung` names (rung 4's fallback, rung 4 for the wgmma rung, rung 3 for TF32), the
-/// plan of `rung` on the copies (`gemm_kernels::misaligned_operands`, transposed for TF32),
+/// plan of `rung` on the copies (`gemm_kernels::operands_to_copy`, transposed for TF32),
 /// with their fields and workspace recorded, if
 /// - the copies cost no more than the product at the device's ceilings
 ///   (`gemm_kernels::packing_pays`: the large products), or
@@ -332,7 +332,7 @@ template <class Policy = gemm_kernels::gemm_pack_policy, class In, class SmCount
                                            SmCount&& sm_count) {
   if (!plan.fallback && plan.rung == rung) return plan;  // already the rung's fast kernel
   constexpr bool tf32 = std::is_same_v<In, float>;
-  const gemm_kernels::gemm_pack_plan packing = gemm_kernels::misaligned_operands(p, /*k_major=*/tf32);
+  const gemm_kernels::gemm_pack_plan packing = gemm_kernels::operands_to_copy(p, /*k_major=*/tf32);
   if (!packing.any()) return plan;
   gemm_plan copies;
   gemm_kernels::detail::record_packing(copies, packing);

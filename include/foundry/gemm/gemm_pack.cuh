@@ -242,7 +242,7 @@ template <class In>
 /// 16-byte aligned (`operand_rows_aligned`), and with `k_major` (TF32) each one that is not
 /// K-contiguous, transposed; whatever they cost. Touches no GPU.
 template <class In>
-[[nodiscard]] gemm_pack_plan misaligned_operands(const gemm_problem<In, float>& p, bool k_major = false) noexcept {
+[[nodiscard]] gemm_pack_plan operands_to_copy(const gemm_problem<In, float>& p, bool k_major = false) noexcept {
   gemm_pack_plan plan;
   if (p.m <= 0 || p.n <= 0 || p.k <= 0) return plan;
   plan.transpose_a = k_major && !p.a_k_contiguous;
@@ -264,12 +264,12 @@ template <class In>
   return plan;
 }
 
-/// The operands of `p` to copy by the ceiling rule: those of `misaligned_operands` (with
+/// The operands of `p` to copy by the ceiling rule: those of `operands_to_copy` (with
 /// `k_major` as there), if `packing_pays` for the copies together; otherwise none. Touches
 /// no GPU.
 template <class In, class Policy = gemm_pack_policy>
 [[nodiscard]] gemm_pack_plan plan_packing(const gemm_problem<In, float>& p, bool k_major = false) noexcept {
-  const gemm_pack_plan plan = misaligned_operands(p, k_major);
+  const gemm_pack_plan plan = operands_to_copy(p, k_major);
   if (!plan.any() || !packing_pays<In, Policy>(p, plan.copy_bytes)) return gemm_pack_plan{};
   return plan;
 }
