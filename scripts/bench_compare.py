@@ -7,9 +7,12 @@ For every row in both runs (the median of its repetitions where there are severa
 else its one time), prints the time before and after and the speed of after relative
 to before (before time / after time: above 1 is faster). A summary line per algorithm
 (the name's first part) gives the geometric mean and the range of that ratio for
-foundry's rows and, separately, for the other rows (peers such as CUB or cuBLAS, and
-cudaMemcpy): the code did not change under those, so their spread is the noise of the
-two runs, which the foundry rows are to be read against.
+foundry's rows (naive twins included) and, separately, for the other rows (peers such
+as CUB or cuBLAS, and cudaMemcpy): the code did not change under those, so their spread
+is the noise of the two runs, which the foundry rows are to be read against. A last
+column divides each foundry row's ratio by that of every other row with the same
+algorithm and arguments (cuBLAS at the same shape, say), which takes the machine's
+drift between the runs out.
 """
 
 import argparse
@@ -40,8 +43,9 @@ def medians(path):
 
 
 def is_foundry(name):
+    """foundry's own rows, its naive twins included (library code that a change may touch)."""
     parts = name.split("/")
-    return len(parts) > 1 and (parts[1] == "foundry" or parts[1].startswith("foundry_"))
+    return len(parts) > 1 and any(parts[1] == v or parts[1].startswith(v + "_") for v in ("foundry", "naive"))
 
 
 def summary(ratios):
@@ -64,13 +68,25 @@ def main():
         sys.exit("bench_compare: the two runs share no row")
     lines = ["| row | before | after | after speed / before |", "|---|---:|---:|---:|"]
     groups = {}
+    ratios = {}
     for n in names:
-        ratio = before[n] / after[n]
-        lines.append(f"| {n} | {before[n]:.2f} | {after[n]:.2f} | {ratio:.3f} |")
-        groups.setdefault(n.split("/")[0], ([], []))[0 if is_foundry(n) else 1].append(ratio)
-    lines += ["", "| algorithm | foundry rows: geomean (range) | other rows: geomean (range) |", "|---|---|---|"]
-    for algorithm, (mine, others) in sorted(groups.items()):
-        lines.append(f"| {algorithm} | {summary(mine)} | {summary(others)} |")
+        ratios[n] = before[n] / after[n]
+        lines.append(f"| {n} | {before[n]:.2f} | {after[n]:.2f} | {ratios[n]:.3f} |")
+        groups.setdefault(n.split("/")[0], ([], [], []))[0 if is_foundry(n) else 1].append(ratios[n])
+    # A foundry row against the peer rows of its algorithm and arguments (same name but
+    # the variant): its change divided by theirs, the machine's drift taken out.
+    for n in names:
+        if not is_foundry(n):
+            continue
+        parts = n.split("/")
+        peers = [r for m, r in ratios.items()
+                 if not is_foundry(m) and m.split("/")[0] == parts[0] and m.split("/")[2:] == parts[2:]]
+        for r in peers:
+            groups[parts[0]][2].append(ratios[n] / r)
+    lines += ["", "| algorithm | foundry rows: geomean (range) | other rows: geomean (range) "
+              "| foundry rows over the other rows of the same arguments |", "|---|---|---|---|"]
+    for algorithm, (mine, others, relative) in sorted(groups.items()):
+        lines.append(f"| {algorithm} | {summary(mine)} | {summary(others)} | {summary(relative)} |")
     text = "\n".join(lines) + "\n"
     if args.markdown == "-":
         sys.stdout.write(text)
