@@ -131,8 +131,8 @@ struct mod_251 {
 
 /// Elements of `T` in one tile of `Policy` on the vector path.
 template <class Policy, class T>
-constexpr std::size_t tile_elements =
-    std::size_t{Policy::block_threads} * Policy::vectors_in_flight * (Policy::vector_bytes / sizeof(T));
+constexpr std::size_t tile_elements = std::size_t{Policy::block_threads} *
+                                      Policy::vectors_in_flight*(Policy::vector_bytes / sizeof(T));
 
 /// odd_sizes(), 2^16 ± 1, and sizes around one, two and many tiles of `Policy` for `T`.
 template <class Policy, class T>
