@@ -44,7 +44,7 @@ struct histogram_case {
   double fill_hi;
 };
 
-template <class Sample, class Level>
+template <class Sample, class Level, class Policy = foundry::histogram_policy>
 void bm_histogram(benchmark::State& state, variant v, histogram_case<Sample, Level> hc) {
   using count = std::uint32_t;
   const auto n = static_cast<std::size_t>(state.range(0));
@@ -71,7 +71,7 @@ void bm_histogram(benchmark::State& state, variant v, histogram_case<Sample, Lev
   auto enqueue = [&](cuda::stream_ref st) {
     switch (v) {
       case variant::naive: foundry::naive::histogram_even(x, counts.span(), hc.lower, hc.upper, st); break;
-      case variant::foundry: foundry::histogram_even(x, counts.span(), hc.lower, hc.upper, st); break;
+      case variant::foundry: foundry::histogram_even<Policy>(x, counts.span(), hc.lower, hc.upper, st); break;
       case variant::cub: cub_histogram(counts.data(), st); break;
     }
   };
@@ -108,6 +108,21 @@ void histogram_sizes(benchmark::internal::Benchmark* b) {
 void bm_u8_256(benchmark::State& state, variant v) { bm_histogram(state, v, u8_256); }
 void bm_u8_256_one_bin(benchmark::State& state, variant v) { bm_histogram(state, v, u8_256_one_bin); }
 void bm_f32_4096(benchmark::State& state, variant v) { bm_histogram(state, v, f32_4096); }
+
+/// The byte kernel with another number of vectors in flight per thread, so that
+/// `histogram_policy::byte_vectors_in_flight` rests on measured figures.
+template <int Vectors>
+struct byte_candidate : foundry::histogram_policy {
+  static constexpr int byte_vectors_in_flight = Vectors;
+};
+template <int Vectors>
+void bm_u8_256_candidate(benchmark::State& state) {
+  bm_histogram<std::uint8_t, float, byte_candidate<Vectors>>(state, variant::foundry, u8_256);
+}
+template <int Vectors>
+void bm_u8_256_one_bin_candidate(benchmark::State& state) {
+  bm_histogram<std::uint8_t, float, byte_candidate<Vectors>>(state, variant::foundry, u8_256_one_bin);
+}
 
 }  // namespace
 
@@ -147,5 +162,17 @@ BENCHMARK_CAPTURE(bm_f32_4096, cub, variant::cub)
     ->Name("histogram_even_f32_4096/cub")
     ->Apply(bench::configure)
     ->Apply(histogram_sizes);
+
+// Candidates: vectors in flight per thread in the byte kernel (the default's neighbours).
+#define FOUNDRY_HISTOGRAM_BYTE_CANDIDATE(v) \
+  FOUNDRY_BENCHMARK(bm_u8_256_candidate<v>)->Name("histogram_even_u8_256/foundry_v" #v)->Arg(1 << 26)->Arg(1 << 28); \
+  FOUNDRY_BENCHMARK(bm_u8_256_one_bin_candidate<v>) \
+      ->Name("histogram_even_u8_256_one_bin/foundry_v" #v) \
+      ->Arg(1 << 26) \
+      ->Arg(1 << 28)
+FOUNDRY_HISTOGRAM_BYTE_CANDIDATE(4);
+FOUNDRY_HISTOGRAM_BYTE_CANDIDATE(8);
+FOUNDRY_HISTOGRAM_BYTE_CANDIDATE(12);
+FOUNDRY_HISTOGRAM_BYTE_CANDIDATE(24);
 
 FOUNDRY_BENCH_MAIN()

@@ -2,7 +2,7 @@
 // scan-then-propagate twin and cub::DeviceScan (temporary storage allocated once,
 // outside the timing, as CUB users do; foundry's call allocates its own, as written).
 // Rows "scan_inclusive_sum_f32/<variant>/<n>" and "scan_exclusive_sum_i32/<variant>/<n>";
-// variant foundry is the default policy (CUB's blocked tile arrangement), variant
+// variant foundry is the default policy (the blocked tile arrangement), variant
 // foundry_striped the striped arrangement (foundry::scan_striped_policy), at every size.
 // Goal: foundry >= 1.0x CUB from 2^24 up; stretch: 0.9x cudaMemcpy at 2^28 (a scan
 // reads and writes n elements, as a copy does). GB/s counts n read + n written.
@@ -200,16 +200,17 @@ FOUNDRY_SCAN_CANDIDATE(256, 4, 4, 500, 1000, false);
 FOUNDRY_SCAN_CANDIDATE(256, 4, 1, 500, 1000, true);
 
 // Blocked candidates: threads, vectors per thread, poll and first-look delays (ns), tiles
-// in block order. v12: 24 KiB tiles, 8 a SM (shared memory bounds v6 at 15, CUB's
-// registers bound it at 8); t256: 8 warps a tile; p500f1000: the striped default's delays.
+// in block order. Around the default (t128 v12 p688 f1140, block order): CUB's shape
+// (v6), its neighbours (v8, v16), the atomic tile counter (false), 8 warps a tile (t256).
 #define FOUNDRY_SCAN_BLOCKED_CANDIDATE(t, v, p, f, o) \
   FOUNDRY_BENCHMARK(bm_inclusive_f32_blocked_candidate<t, v, p, f, o>) \
       ->Name("scan_inclusive_sum_f32/foundry_blocked_t" #t "v" #v "p" #p "f" #f "_" #o) \
       ->Arg(1 << 24) \
       ->Arg(1 << 28)
 FOUNDRY_SCAN_BLOCKED_CANDIDATE(128, 6, 688, 1140, true);
+FOUNDRY_SCAN_BLOCKED_CANDIDATE(128, 8, 688, 1140, true);
+FOUNDRY_SCAN_BLOCKED_CANDIDATE(128, 16, 688, 1140, true);
 FOUNDRY_SCAN_BLOCKED_CANDIDATE(128, 12, 688, 1140, false);
-FOUNDRY_SCAN_BLOCKED_CANDIDATE(256, 6, 688, 1140, false);
-FOUNDRY_SCAN_BLOCKED_CANDIDATE(128, 6, 500, 1000, false);
+FOUNDRY_SCAN_BLOCKED_CANDIDATE(256, 6, 688, 1140, true);
 
 FOUNDRY_BENCH_MAIN()

@@ -94,11 +94,13 @@ void check_histogram(const std::vector<Sample>& x, std::size_t bins, C lower, C 
   }
 }
 
-/// A policy other than the default: smaller blocks, one vector in flight, one block per SM.
+/// A policy other than the default: smaller blocks, one vector in flight, one block per
+/// SM; 3 vectors in flight in the byte kernel (tiles of 6 KiB).
 struct small_policy : foundry::histogram_policy {
   static constexpr int block_threads = 128;
   static constexpr int vectors_in_flight = 1;
   static constexpr int blocks_per_sm = 1;
+  static constexpr int byte_vectors_in_flight = 3;
 };
 
 struct mod_251 {
@@ -263,9 +265,11 @@ TEST_CASE("histogram_even takes a policy", "[gpu]") {
   check_counts(to_host(d_counts, s), reference_histogram(x.data() + 1, x.size() - 1, 100, 28.0f, 228.0f));
 }
 
-/// 8-bit samples: one block per SM, folding its lane-private counters after every tile.
+/// 8-bit samples: one block per SM, tiles of 8 KiB, folding its lane-private counters
+/// after every tile.
 struct fold_often_policy : foundry::histogram_policy {
   static constexpr int byte_blocks_per_sm = 1;
+  static constexpr int byte_vectors_in_flight = 4;
   static constexpr std::uint64_t byte_tiles_per_fold = 1;
 };
 

@@ -303,7 +303,7 @@ struct striped_tile_shapes {
 };
 /// Blocked: two warps of 3 vectors (an odd count: no unused slot), tiles in block
 /// order, no sleeping (hundreds of small tiles); and 8 warps of 8 vectors with a
-/// 128-tile window, sleeping in every grid.
+/// 128-tile window, tiles from the atomic counter, sleeping in every grid.
 struct blocked_tile_shapes {
   struct small : foundry::scan_blocked_policy {
     static constexpr int block_threads = 64;
@@ -315,6 +315,7 @@ struct blocked_tile_shapes {
   struct wide : foundry::scan_blocked_policy {
     static constexpr int block_threads = 256;
     static constexpr int vectors_in_flight = 8;
+    static constexpr bool tiles_in_block_order = false;
     static constexpr int look_back_tiles_per_lane = 4;
     static constexpr unsigned poll_delay_ns = 100;
     static constexpr std::uint32_t poll_delay_min_tiles = 0;
@@ -339,6 +340,14 @@ TEMPLATE_TEST_CASE("scans are correct with other tile shapes and look-back windo
       CHECK(mismatches(to_host(d_out, s), cpu_exclusive(host_in, affine{3, 5}, compose{})) == 0);
     }
   }
+  // 4-byte sums: the tile states packed with their status in one 64-bit word.
+  const auto x = random_vector<std::int32_t>(max_n, -100, 100, 64);
+  const auto d_x = to_device(x, s);
+  auto d_sums = poisoned_device_buffer<std::int32_t>(max_n, s);
+  foundry::inclusive_scan<typename TestType::small>(d_x.span(), d_sums.span(), cuda::std::plus<>{}, s);
+  CHECK(mismatches(to_host(d_sums, s), cpu_inclusive(x, cuda::std::plus<std::int32_t>{})) == 0);
+  foundry::exclusive_scan<typename TestType::wide>(d_x.span(), d_sums.span(), 7, cuda::std::plus<>{}, s);
+  CHECK(mismatches(to_host(d_sums, s), cpu_exclusive(x, 7, cuda::std::plus<std::int32_t>{})) == 0);
 }
 
 TEST_CASE("the default scan policy is the blocked arrangement", "[gpu]") {

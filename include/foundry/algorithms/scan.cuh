@@ -16,35 +16,34 @@
 /// "Single-pass Parallel Prefix Scan with Decoupled Look-back", 2016), so the scan
 /// reads n and writes n elements, as a copy does. A tile is `block_threads ×
 /// vectors_in_flight` 16-byte vectors. Each thread copies its vectors of the tile
-/// (striped: every warp access coalesced) into shared memory with asynchronous
-/// copies, so that a tile waiting for its look-back holds shared memory rather
-/// than registers (32 registers a thread for floats). Each thread folds each of
-/// its vectors, each warp scans its lanes' vector totals (`warp_scan`), and warp 0
-/// scans the `vectors_in_flight × warps` warp totals of the tile (one or more per
-/// lane), which follow one another in memory in that order. Warp 0 then publishes
-/// the tile's total, looks back over the tiles before it 32 ×
-/// `look_back_tiles_per_lane` at a time (folding their totals until it meets a
-/// tile that has published its inclusive prefix, sleeping `poll_delay_ns` between
-/// polls), and publishes its own inclusive prefix. Every thread then scans its
-/// vectors again from shared memory, from its prefix, and stores them. That is the
-/// default, striped arrangement; in the blocked one (`scan_blocked_policy`, CUB's
-/// arrangement) each thread owns `vectors_in_flight` consecutive vectors (warps
-/// copy 32 consecutive vectors per instruction into their owners' slots), folds
-/// them in order, and the block scans one total per thread (a warp scan, then the
-/// warp totals) before warp 0 publishes and looks back; the scanned vectors go out
-/// through the same slots. Tiles take
-/// their index from an atomic counter, so a tile only ever waits for tiles that
-/// started before it (`tiles_in_block_order` trades that guarantee for one atomic
-/// per tile, as CUB does). A first, small kernel resets the tile states; both
-/// launches are programmatic dependent launches. The scalar head before the
-/// first vector boundary and the tail after the last whole vector
-/// (`vector_split`) are scanned by thread 0 of the first and the last tile.
-/// Inputs and outputs at different offsets modulo 16 bytes take the same path
+/// (striped: every warp access coalesced) into shared memory with asynchronous copies,
+/// so that a tile waiting for its look-back holds shared memory rather than registers
+/// (32 registers a thread for floats). Each thread folds each of its vectors, each warp
+/// scans its lanes' vector totals (`warp_scan`), and warp 0 scans the
+/// `vectors_in_flight × warps` warp totals of the tile (one or more per lane), which
+/// follow one another in memory in that order. Warp 0 then publishes the tile's total,
+/// looks back over the tiles before it 32 × `look_back_tiles_per_lane` at a time
+/// (folding their totals until it meets a tile that has published its inclusive prefix,
+/// sleeping `poll_delay_ns` between polls), and publishes its own inclusive prefix.
+/// Every thread then scans its vectors again from shared memory, from its prefix, and
+/// stores them. That is the striped arrangement (`scan_striped_policy`); in the blocked
+/// one (the default, `scan_policy`, CUB's arrangement) each thread owns
+/// `vectors_in_flight` consecutive vectors (warps copy 32 consecutive vectors per
+/// instruction into their owners' slots), folds them in order, and the block scans one
+/// total per thread (a warp scan, then the warp totals) before warp 0 publishes and
+/// looks back; the scanned vectors go out through the same slots. A tile is the one of
+/// its block's index (the default, as CUB's: it relies on the hardware starting blocks
+/// in index order, which CUDA does not promise) or takes its index from an atomic
+/// counter (`tiles_in_block_order = false`: a tile then only ever waits for tiles that
+/// started before it, at the cost of one atomic round trip before its loads). A first,
+/// small kernel resets the tile states; both launches are programmatic dependent
+/// launches. The scalar head before the first vector boundary and the tail after the
+/// last whole vector (`vector_split`) are scanned by thread 0 of the first and the last
+/// tile. Inputs and outputs at different offsets modulo 16 bytes take the same path
 /// with one element per vector.
 ///
-/// Speed on the H200 (bench/bench_scan.cu, session 7): the default, blocked policy at
-/// 0.92× CUB's `DeviceScan` at 2^28 floats and int32 (750 µs against 690: 2.9 TB/s read
-/// + written; CUB 3.1), 0.86-0.92× from 2^24 to 2^30; the striped one at 0.60-0.71×.
+/// Speed on the H200: see `scan_policy`; the striped arrangement takes 24-34% more
+/// time than the blocked one at every size from 2^20 to 2^30.
 
 #include <foundry/algorithms/detail/checks.cuh>
 #include <foundry/block/block_load.cuh>
@@ -122,18 +121,28 @@ struct scan_striped_policy {
   static constexpr unsigned first_look_delay_ns = 1000;
 };
 
-/// Launch policy of the scans (the default): the blocked arrangement in CUB's sm_90
-/// shape for 4-byte sums (`DeviceScan`, CCCL 3.0: 128 threads × 24 items, delays of
-/// 688 ns between polls and 1140 ns before the first look, neither in grids of fewer
-/// than 500 tiles): 128 threads × 6 vectors of 16 bytes, 12 KiB a tile. On the H200 it
-/// takes 24-34% less time than `scan_striped_policy` at every size from 2^20 to 2^30.
+/// Launch policy of the scans (the default): the blocked arrangement, 128 threads × 12
+/// vectors of 16 bytes (48 floats, 24 KiB of shared memory a tile: 9 tiles a SM on
+/// the H200), tiles in block order, and CUB's sm_90 delays for 4-byte sums
+/// (`DeviceScan`, CCCL 3.0: 688 ns between polls, 1140 ns before the first look,
+/// neither in grids of fewer than 500 tiles). Measured on the H200 (inclusive f32):
+/// 51.4 µs at 2^24 and 667 µs at 2^28 against CUB's 50.9 and 688; CUB's own shape
+/// (6 vectors, atomic tile counter) took 58.5 and 751. The staged tile is
+/// `block_threads × (vectors_in_flight | 1)` vectors of the input and, when its
+/// vectors differ in size, of the output: above 48 KiB (elements of more than
+/// about 30 bytes of input and output together) `launch` opts the kernel in to
+/// more shared memory, and past the device's limit the call throws.
 struct scan_policy : scan_striped_policy {
   /// Each thread folds its own consecutive elements; one block scan a tile.
   static constexpr scan_tile_arrangement tile_arrangement = scan_tile_arrangement::blocked;
   /// Threads per block: 4 warps.
   static constexpr int block_threads = 128;
-  /// 16-byte vectors per thread: 24 floats.
-  static constexpr int vectors_in_flight = 6;
+  /// 16-byte vectors per thread: 48 floats. Against 6, 8, 10 and 16 (1.5-7% slower at
+  /// 2^24 and 2^28 with the atomic counter; 12 with it: 56.5 and 710 µs).
+  static constexpr int vectors_in_flight = 12;
+  /// Tiles in block order, as CUB's: no atomic round trip before a tile's loads (8%
+  /// of the time at 2^24 with 12 vectors).
+  static constexpr bool tiles_in_block_order = true;
   /// CUB's delay between polls (sm_90, 4-byte values).
   static constexpr unsigned poll_delay_ns = 688;
   /// Grids of fewer tiles poll without sleeping, as CUB's do (below 500 blocks).
