@@ -10,6 +10,7 @@
 //   gemm_f32/foundry_register_blocked_256x128_16x8, _128x256_8x16   rung 3 with 16 x 8 and
 //     8 x 16 results per thread at one block per SM (cuBLAS's fp32 tile shape)
 //   gemm_f32/foundry_register_blocked_64x128_4cta   rung 3 with half the tile (128 threads)
+//     (register_blocked_short_m_policy, the tile for C of 17-64 rows)
 //     at 4 blocks per SM: the same 128-register cap, twice the blocks to hide each barrier
 //   gemm_f32/foundry            the public foundry::gemm (the dispatch picks rung 3)
 //   gemm_f32/cublas             cublasSgemm (default math: true fp32, no TF32)
@@ -320,7 +321,7 @@ const bool registered = [] {
                with_register_blocked_policy<foundry::gemm_kernels::register_blocked_policy<128, 256, 8, 1, 8, 16>>());
     // 64 × 128 (not 128 × 64: ptxas spills 4 bytes there under the 128-register cap).
     add<float>("gemm_f32/foundry_register_blocked_64x128_4cta", sh,
-               with_register_blocked_policy<foundry::gemm_kernels::register_blocked_policy<64, 128, 8, 4, 8, 8>>());
+               with_register_blocked_policy<foundry::gemm_kernels::register_blocked_short_m_policy>());
     add<float>("gemm_f32/foundry", sh, with_dispatch<float>());
     add<float>("gemm_f32/cublas", sh, with_cublas<float>());
   }

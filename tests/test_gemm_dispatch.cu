@@ -231,6 +231,38 @@ TEST_CASE("GEMM policies name their residency min_blocks_per_sm, and an old bloc
   STATIC_REQUIRE(foundry::detail::has_blocks_per_sm<old_residency_name>);
 }
 
+TEST_CASE("make_gemm_plan gives rung 3 its 64-row tile for C of 17 to 64 rows, and 64-deep slices", "[gemm][plan]") {
+  namespace gk = foundry::gemm_kernels;
+  using foundry::gemm_rung;
+  const foundry::device_properties h200 = [] {
+    foundry::device_properties d;
+    d.sm_count = 132;
+    d.compute_capability_major = 9;
+    d.compute_capability_minor = 0;
+    return d;
+  }();
+  // 17 rows: past the skinny kernel (16), so rung 3, in 64-row tiles at 4 blocks a SM.
+  for (const std::int64_t m : {17, 32, 64}) {
+    CAPTURE(m);
+    const foundry::gemm_plan plan = foundry::make_gemm_plan(plan_problem<float>(m, 16384, 16384), h200);
+    CHECK((plan.rung == gemm_rung::register_blocked && plan.block_m == 64 && plan.block_n == 128));
+    CHECK(plan.min_blocks_per_sm == 4);
+    CHECK(gk::plan_has_policy_tile<gk::register_blocked_short_m_policy>(plan));
+  }
+  const foundry::gemm_plan tall = foundry::make_gemm_plan(plan_problem<float>(65, 16384, 16384), h200);
+  CHECK((tall.rung == gemm_rung::register_blocked && tall.block_m == 128 && tall.min_blocks_per_sm == 2));
+  // 1950 x 23 x 670: 16 tiles of 128 x 128 on 264 slots, K in 10 slices of 72.
+  const foundry::gemm_plan few_tiles = foundry::make_gemm_plan(plan_problem<float>(1950, 23, 670), h200);
+  CHECK((few_tiles.block_m == 128 && few_tiles.split_k == 10 && few_tiles.k_per_split == 72));
+  // The committed shapes plan as before: 1024 x 1024 x 8192 in 4 slices of 2048, 4096^3 unsplit.
+  const foundry::gemm_plan deep = foundry::make_gemm_plan(plan_problem<float>(1024, 1024, 8192), h200);
+  CHECK((deep.split_k == 4 && deep.k_per_split == 2048));
+  CHECK(foundry::make_gemm_plan(plan_problem<float>(4096, 4096, 4096), h200).split_k == 1);
+  // A policy without min_k_per_split keeps the tensor-core rungs' 512.
+  STATIC_REQUIRE(gk::min_k_per_split_of<gk::tensor_core_policy> == gk::default_min_k_per_split);
+  STATIC_REQUIRE(gk::min_k_per_split_of<gk::register_blocked_default_policy> == 64);
+}
+
 TEST_CASE("make_gemm_plan takes rung 4 where the wgmma rung cannot describe the operands", "[gemm][plan]") {
   using foundry::gemm_rung;
   auto p = plan_problem<__nv_bfloat16>(96, 80, 64);

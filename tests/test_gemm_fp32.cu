@@ -286,8 +286,9 @@ TEST_CASE("register_blocked with other thread tiles matches the reference", "[gp
   using wide = gk::register_blocked_policy<128, 256, 8, 1, 8, 16>;  // 8 × 16 per thread
   const auto r = GENERATE(values<rung_under_test>(
       {{"register_blocked 256x128, 16x8", std::nullopt, static_cast<direct_launcher>(&gk::gemm_register_blocked<tall>)},
-       {"register_blocked 128x256, 8x16", std::nullopt,
-        static_cast<direct_launcher>(&gk::gemm_register_blocked<wide>)}}));
+       {"register_blocked 128x256, 8x16", std::nullopt, static_cast<direct_launcher>(&gk::gemm_register_blocked<wide>)},
+       {"register_blocked 64x128 (short_m)", std::nullopt,
+        static_cast<direct_launcher>(&gk::gemm_register_blocked<gk::register_blocked_short_m_policy>)}}));
   foundry::stream s;
   // Across the block and piece edges of both tiles, a K split in slices, and (offset 1) the
   // scalar path.
@@ -702,7 +703,11 @@ TEST_CASE("register_blocked splits K only when the C tiles cannot fill the GPU",
   CHECK(plan(8192, 8192, 1024, 0).splits == 1);
   CHECK(plan(1024, 1024, 8192, 0).splits == 4);  // 64 tiles, 264 slots
   CHECK(plan(1024, 1024, 8192, 0).depth == 2048);
-  CHECK(plan(100, 100, 300, 0).splits == 1);  // K too short to split
+  CHECK(plan(100, 100, 100, 0).splits == 1);  // K too short to split: slices of at least 64
+  CHECK(plan(100, 100, 300, 0).splits == 4);  // one tile: 300 / 64 slices of round_up(75, 8)
+  CHECK(plan(100, 100, 300, 0).depth == 80);
+  CHECK(plan(1950, 23, 670, 0).splits == 10);  // 16 tiles: 10 slices of 72 (84 steps become 9)
+  CHECK(plan(1950, 23, 670, 0).depth == 72);
   CHECK(plan(100, 100, 1 << 20, 0).splits == 16);
   CHECK(plan(100, 100, 20, 5).splits == 3);  // at most one split per K tile of 8
   CHECK(plan(100, 100, 1000, 3).depth == 336);

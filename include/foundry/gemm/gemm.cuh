@@ -252,7 +252,7 @@ template <class In, class Out, class SmCount>
     // (make_gemm_plan then asks pack_where_it_pays whether copies make them so).
     if (rung == gemm_rung::wgmma && p.math == gemm_math::tf32) {
       if (gemm_kernels::gemm_wgmma_tma_path(p)) return gemm_kernels::wgmma_plan<In>(p, requested_split, sm_count());
-      gemm_plan plan = gemm_kernels::register_blocked_plan(p, requested_split, sm_count());
+      gemm_plan plan = gemm_kernels::register_blocked_plan_for_shape(p, requested_split, sm_count());
       plan.why =
           "TF32 asked for, but its wgmma kernel reads only K-major operands with rows on 16-byte boundaries, and "
           "copying these would cost more than the product: fp32 on the CUDA cores";
@@ -265,7 +265,8 @@ template <class In, class Out, class SmCount>
       plan.why = "32 x 32 shared-memory tiles";
       return plan;
     }
-    if (rung == gemm_rung::register_blocked) return gemm_kernels::register_blocked_plan(p, requested_split, sm_count());
+    if (rung == gemm_rung::register_blocked)
+      return gemm_kernels::register_blocked_plan_for_shape(p, requested_split, sm_count());
   } else {
     if (rung == gemm_rung::tensor_core) return gemm_kernels::tensor_core_plan<In>(p, requested_split, sm_count);
     if (rung == gemm_rung::wgmma) {
@@ -285,7 +286,8 @@ template <class In, class Out, class SmCount>
 /// `Policy::clear_gain` of its time. The fallback's steps are latency-bound, so slices that
 /// shorten each block's chain of steps pay where the blocks are few: 1950 x 23 x 670 runs
 /// 31 blocks of 21 steps unsplit (modelled 63 us), 7 slices of 3 steps (20 us) instead; the
-/// rungs' own rule wants at least 512 of K per slice, for their pipelines. Touches no GPU.
+/// tensor-core rungs' own rule wants at least 512 of K per slice, for their pipelines.
+/// Touches no GPU.
 template <class Policy = gemm_kernels::gemm_pack_policy, class In>
 [[nodiscard]] gemm_plan fallback_at_modelled_split(const gemm_plan& plan, gemm_rung rung,
                                                    const gemm_problem<In, float>& p, int sm_count) {
@@ -390,7 +392,8 @@ void launch_plan(const gemm_plan& plan, const gemm_problem<In, Out>& p, cuda::st
   }
   if constexpr (std::is_same_v<In, float> && std::is_same_v<Out, float>) {
     if (plan.rung == gemm_rung::shared_tiled) return gemm_kernels::gemm_shared_tiled(p, s);
-    if (plan.rung == gemm_rung::register_blocked) return gemm_kernels::launch_register_blocked(plan, p, workspace, s);
+    if (plan.rung == gemm_rung::register_blocked)
+      return gemm_kernels::launch_register_blocked_as_planned(plan, p, workspace, s);
     if (plan.rung == gemm_rung::wgmma) {                                                // TF32
       const gemm_kernels::detail::packed_operands<In> operands(plan, p, workspace, s);  // none: p itself
       return gemm_kernels::launch_wgmma<In>(plan, operands.problem(), operands.workspace(), s);

@@ -32,6 +32,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 namespace foundry::gemm_kernels {
 
@@ -81,15 +82,26 @@ struct split_k_plan {
   return plan;
 }
 
+/// The depth below which the tiled rungs' automatic split stops: under 512 of K a
+/// slice's pipeline start-up and the reduce outweigh the extra SMs for the wgmma and
+/// tensor-core rungs. It does not bind at 1024 × 1024 × 8192 (4 slices of 2048), the
+/// shape that splits on the H200.
+inline constexpr std::int64_t default_min_k_per_split = 512;
+
+/// A policy's `min_k_per_split` where it names one, else `default_min_k_per_split`.
+template <class Policy, class = void>
+inline constexpr std::int64_t min_k_per_split_of = default_min_k_per_split;
+template <class Policy>
+inline constexpr std::int64_t min_k_per_split_of<Policy, std::void_t<decltype(Policy::min_k_per_split)>> =
+    Policy::min_k_per_split;
+
 /// The plan of a rung whose grid has one block per `block_m × block_n` tile of an
-/// m × n C, `min_blocks_per_sm` of them resident per SM, stepping K `block_k` at a time
-/// (see `plan_split_k`). 512: below that a slice's pipeline start-up and the reduce
-/// outweigh the extra SMs. Not tuned: it does not bind at 1024 × 1024 × 8192 (4 slices
-/// of 2048), the shape that splits on the H200.
+/// m × n C, `min_blocks_per_sm` of them resident per SM, stepping K `block_k` at a time,
+/// no slice shallower than `min_k_per_split` (see `plan_split_k`).
 [[nodiscard]] inline split_k_plan plan_split_k_for_tiles(std::int64_t m, std::int64_t n, std::int64_t k, int block_m,
                                                          int block_n, int block_k, int min_blocks_per_sm, int requested,
-                                                         int sm_count) {
-  constexpr std::int64_t min_k_per_split = 512;
+                                                         int sm_count,
+                                                         std::int64_t min_k_per_split = default_min_k_per_split) {
   const std::int64_t tiles = ceil_div<std::int64_t>(m, block_m) * ceil_div<std::int64_t>(n, block_n);
   return plan_split_k(tiles, std::int64_t{sm_count} * min_blocks_per_sm, sm_count, k, block_k, requested,
                       min_k_per_split);
