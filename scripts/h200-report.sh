@@ -15,6 +15,7 @@ python3 scripts/bench_report.py "$r/benchmarks.json" "$r/runs/issue18/12-benchma
   "$r/runs/session7/benchmarks.json" "$r/runs/session7/sweep-benchmarks.json" "$r/runs/session7/scan-default-benchmarks.json" \
   --exclude '^scan_[a-z0-9_]+/foundry_=candidate designs of the scan measured while tuning it, not the library' \
   --exclude '^transpose_[a-z0-9]+/foundry_=candidate policies of the transpose for odd pitches, not the default' \
+  --exclude '^histogram_[a-z0-9_]+/foundry_v=candidate vectors in flight of the byte histogram, not the default' \
   --exclude "$one_rank" \
   --markdown "$r/report.md" --plot "$r/roofline.png"
 python3 scripts/update-readme-results.py "$r/report.md" README.md
