@@ -112,7 +112,9 @@ struct histogram_policy {
   /// 8-bit samples: 16-byte vectors each thread loads before it counts any. Shared
   /// memory holds the byte kernel to 12 warps a SM, so the bytes in flight come from
   /// here: with 4 (24 KiB in flight a SM) both the uniform and the one-value input ran
-  /// at 2.2 TB/s on the H200, bound by latency, not by the atomics.
+  /// at 2.2 TB/s on the H200, bound by latency, not by the atomics. 16 puts four times
+  /// that in flight; not yet measured (bench_histogram's `foundry_v*` rows are its
+  /// neighbours).
   static constexpr int byte_vectors_in_flight = 16;
   /// 8-bit samples: tiles a block counts between two folds of its lane-private
   /// 16-bit counters; capped below where one could overflow (1022 tiles).
