@@ -350,6 +350,29 @@ TEMPLATE_TEST_CASE("scans are correct with other tile shapes and look-back windo
   CHECK(mismatches(to_host(d_sums, s), cpu_exclusive(x, 7, cuda::std::plus<std::int32_t>{})) == 0);
 }
 
+TEST_CASE("scan tiles of large elements keep within the shared-memory budget") {
+  namespace d = foundry::detail;
+  struct bytes_128 {
+    int v[32];
+  };
+  struct bytes_200 {
+    int v[50];
+  };
+  // Elements of up to 16 bytes keep the policy as it is (the same kernels).
+  STATIC_REQUIRE(std::is_same_v<d::fitted_scan_policy<foundry::scan_policy, float, float>, foundry::scan_policy>);
+  STATIC_REQUIRE(
+      std::is_same_v<d::fitted_scan_policy<foundry::scan_policy, std::int8_t, double>, foundry::scan_policy>);
+  STATIC_REQUIRE(std::is_same_v<d::fitted_scan_policy<foundry::scan_striped_policy, affine, affine>,
+                                foundry::scan_striped_policy>);
+  // 128 x 13 slots of 128 bytes would be 208 KiB: 5 vectors (128 x 5 x 128 = 80 KiB).
+  constexpr int v128 = d::fitted_scan_vectors<foundry::scan_policy, bytes_128, bytes_128>();
+  STATIC_REQUIRE(v128 == 5);
+  STATIC_REQUIRE(d::scan_staging_bound<foundry::scan_policy, bytes_128, bytes_128>(v128) <=
+                 d::scan_staging_budget_bytes);
+  STATIC_REQUIRE(d::fitted_scan_policy<foundry::scan_policy, bytes_128, bytes_128>::vectors_in_flight == v128);
+  STATIC_REQUIRE(d::fitted_scan_vectors<foundry::scan_policy, bytes_200, bytes_200>() == 3);
+}
+
 TEST_CASE("the default scan policy is the blocked arrangement", "[gpu]") {
   // The cases above name their policy; this one calls without, so a change of the
   // default is caught against a reference too.

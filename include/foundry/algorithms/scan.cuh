@@ -129,9 +129,10 @@ struct scan_striped_policy {
 /// 51.4 µs at 2^24 and 667 µs at 2^28 against CUB's 50.9 and 688; CUB's own shape
 /// (6 vectors, atomic tile counter) took 58.5 and 751. The staged tile is
 /// `block_threads × (vectors_in_flight | 1)` vectors of the input and, when its
-/// vectors differ in size, of the output: above 48 KiB (elements of more than
-/// about 30 bytes of input and output together) `launch` opts the kernel in to
-/// more shared memory, and past the device's limit the call throws.
+/// vectors differ in size, of the output: above 48 KiB `launch` opts the kernel in
+/// to more shared memory, and for elements so large that the tile would pass 96 KiB
+/// (`detail::fitted_scan_policy`: more than 59 bytes in place) the call lowers the
+/// vectors per thread of any policy until it fits.
 struct scan_policy : scan_striped_policy {
   /// Each thread folds its own consecutive elements; one block scan a tile.
   static constexpr scan_tile_arrangement tile_arrangement = scan_tile_arrangement::blocked;
@@ -696,6 +697,48 @@ tile_states<T> carve_tile_states(std::byte* workspace, std::uint64_t tiles) {
   return states;
 }
 
+/// The most shared memory a scan tile stages before `fitted_scan_policy` lowers its
+/// vectors per thread: two tiles a SM on sm_90 (227 KiB), and what the default's tile
+/// of 6 vectors took for 128-byte elements before it grew to 12.
+inline constexpr std::size_t scan_staging_budget_bytes = std::size_t{96} * 1024;
+
+/// `Policy` with `Vectors` vectors per thread.
+template <class Policy, int Vectors>
+struct scan_policy_with_vectors : Policy {
+  static constexpr int vectors_in_flight = Vectors;
+};
+
+/// Bytes a tile of `Policy` with `vectors` per thread stages, at most, for any alignment:
+/// a vector of `In` or `Out` holds at most `max(sizeof, vector_bytes)` bytes.
+template <class Policy, class In, class Out>
+constexpr std::size_t scan_staging_bound(int vectors) {
+  const std::size_t in_bytes = std::max<std::size_t>(sizeof(In), Policy::vector_bytes);
+  const std::size_t out_bytes = std::max<std::size_t>(sizeof(Out), Policy::vector_bytes);
+  if constexpr (Policy::tile_arrangement == scan_tile_arrangement::blocked) {
+    const std::size_t slots = std::size_t{Policy::block_threads} * static_cast<std::size_t>(vectors | 1);
+    return (sizeof(In) == sizeof(Out) ? 0 : slots * in_bytes + 16) + slots * out_bytes;
+  } else {
+    return std::size_t{Policy::block_threads} * static_cast<std::size_t>(vectors) * in_bytes;
+  }
+}
+
+/// `Policy`'s vectors per thread, lowered for large elements until the tile's staging
+/// fits `scan_staging_budget_bytes` (never below 1).
+template <class Policy, class In, class Out>
+constexpr int fitted_scan_vectors() {
+  int vectors = Policy::vectors_in_flight;
+  while (vectors > 1 && scan_staging_bound<Policy, In, Out>(vectors) > scan_staging_budget_bytes) --vectors;
+  return vectors;
+}
+
+/// `Policy` itself where its tile fits the budget (every element of up to 16 bytes with the
+/// default), else `Policy` with fewer vectors per thread: so that elements of a few hundred
+/// bytes still scan within the SM's shared memory.
+template <class Policy, class In, class Out>
+using fitted_scan_policy =
+    std::conditional_t<fitted_scan_vectors<Policy, In, Out>() == Policy::vectors_in_flight, Policy,
+                       scan_policy_with_vectors<Policy, fitted_scan_vectors<Policy, In, Out>()>>;
+
 /// Tiles of the vector path for `n` elements: the most any alignment needs.
 template <class Policy>
 std::uint64_t scan_tile_count(std::uint64_t n, int vector_elements) {
@@ -733,9 +776,11 @@ void enqueue_scan(vector_split<N> split, const In* in, Out* out, Out init, Op op
   }
 }
 
-template <class Policy, scan_kind Kind, class In, std::size_t InExtent, class Out, std::size_t OutExtent, class Op>
+template <class RequestedPolicy, scan_kind Kind, class In, std::size_t InExtent, class Out, std::size_t OutExtent,
+          class Op>
 void scan(cuda::std::span<In, InExtent> in, cuda::std::span<Out, OutExtent> out, Out init, Op op, cuda::stream_ref s) {
   using T = std::remove_const_t<In>;
+  using Policy = fitted_scan_policy<RequestedPolicy, T, Out>;
   static_assert(!std::is_const_v<Out>, "a scan writes its output: the output span must not be const");
   static_assert(std::is_trivially_copyable_v<Out>, "a scan's output type moves through shuffles: trivially copyable");
   FOUNDRY_NVTX_FUNCTION_RANGE();
