@@ -373,6 +373,57 @@ TEST_CASE("scan tiles of large elements keep within the shared-memory budget") {
   STATIC_REQUIRE(d::fitted_scan_vectors<foundry::scan_policy, bytes_200, bytes_200>() == 3);
 }
 
+/// A wide element of `Words` 32-bit words: an affine map in the first two (their order
+/// matters) and wrapping sums in the rest. 32 words are 128 bytes, 50 are 200.
+template <int Words>
+struct wide_element {
+  std::uint32_t w[Words];
+  bool operator==(const wide_element& o) const { return std::equal(w, w + Words, o.w); }
+};
+struct compose_wide {
+  template <int Words>
+  __host__ __device__ wide_element<Words> operator()(const wide_element<Words>& f,
+                                                     const wide_element<Words>& g) const {
+    wide_element<Words> r;
+    r.w[0] = f.w[0] * g.w[0];
+    r.w[1] = g.w[0] * f.w[1] + g.w[1];
+    for (int i = 2; i < Words; ++i) r.w[i] = f.w[i] + g.w[i];
+    return r;
+  }
+};
+
+TEMPLATE_TEST_CASE("scans of 128- and 200-byte elements run with the tile fitted to shared memory", "[gpu]",
+                   wide_element<32>, wide_element<50>) {
+  using T = TestType;
+  constexpr std::size_t words = sizeof(T) / sizeof(std::uint32_t);
+  static_assert(foundry::detail::fitted_scan_vectors<foundry::scan_policy, T, T>() <
+                foundry::scan_policy::vectors_in_flight);
+  foundry::stream s;
+  const std::size_t max_n = 20011;  // ~31 fitted tiles of 128-byte elements
+  const auto bits = random_vector<std::uint32_t>((max_n + 1) * words, 0, 0xffffffffu, 66);
+  std::vector<T> elements(max_n + 1);
+  std::memcpy(elements.data(), bits.data(), bits.size() * sizeof(std::uint32_t));
+  for (auto& e : elements) e.w[0] |= 1u;
+  const auto d_elements = to_device(elements, s);
+  T poison;
+  std::fill(poison.w, poison.w + words, 0xdeadbeefu);
+  T init;
+  std::fill(init.w, init.w + words, 3u);
+  for (const std::size_t n : {std::size_t{1}, std::size_t{33}, std::size_t{4097}, max_n}) {
+    for (const std::size_t offset : {0u, 1u}) {
+      CAPTURE(n, offset);
+      const auto in = d_elements.span().subspan(offset, n);
+      const std::vector<T> host_in(elements.begin() + offset, elements.begin() + offset + n);
+      auto d_out = foundry::device_buffer<T>(n, s, poison);
+      foundry::inclusive_scan(in, d_out.span(), compose_wide{}, s);
+      CHECK(mismatches(to_host(d_out, s), cpu_inclusive(host_in, compose_wide{})) == 0);
+      d_out = foundry::device_buffer<T>(n, s, poison);
+      foundry::exclusive_scan<foundry::scan_striped_policy>(in, d_out.span(), init, compose_wide{}, s);
+      CHECK(mismatches(to_host(d_out, s), cpu_exclusive(host_in, init, compose_wide{})) == 0);
+    }
+  }
+}
+
 TEST_CASE("the default scan policy is the blocked arrangement", "[gpu]") {
   // The cases above name their policy; this one calls without, so a change of the
   // default is caught against a reference too.

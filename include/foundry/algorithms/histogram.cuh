@@ -112,10 +112,11 @@ struct histogram_policy {
   /// 8-bit samples: 16-byte vectors each thread loads before it counts any. Shared
   /// memory holds the byte kernel to 12 warps a SM, so the bytes in flight come from
   /// here: with 4 (24 KiB in flight a SM) both the uniform and the one-value input ran
-  /// at 2.2 TB/s on the H200, bound by latency, not by the atomics. 16 puts four times
-  /// that in flight; not yet measured (bench_histogram's `foundry_v*` rows are its
-  /// neighbours).
-  static constexpr int byte_vectors_in_flight = 16;
+  /// at 2.2 TB/s on the H200, bound by latency, not by the atomics. On an H100 (session
+  /// 10, 2^26 and 2^28 bytes) 8 was the fastest of 4, 8, 12, 16 and 24 on both inputs:
+  /// uniform 36.6 / 124 us (4: 37.2 / 131, 16: 41.2 / 133), one value 28.1 / 94.0 us;
+  /// 24 loses occupancy to registers (bench_histogram's `foundry_v*` rows).
+  static constexpr int byte_vectors_in_flight = 8;
   /// 8-bit samples: tiles a block counts between two folds of its lane-private
   /// 16-bit counters; capped below where one could overflow (1022 tiles).
   static constexpr std::uint64_t byte_tiles_per_fold = 1022;
