@@ -200,8 +200,8 @@ FOUNDRY_SCAN_CANDIDATE(256, 4, 4, 500, 1000, false);
 FOUNDRY_SCAN_CANDIDATE(256, 4, 1, 500, 1000, true);
 
 // Blocked candidates: threads, vectors per thread, poll and first-look delays (ns), tiles
-// in block order. Around the default (t128 v12 p688 f1140, block order): CUB's shape
-// (v6), its neighbours (v8, v16), the atomic tile counter (false), 8 warps a tile (t256).
+// in block order. Around the default (t128 v16 p688 f1140, block order): CUB's shape
+// (v6), v8, its neighbours (v12, v20), the atomic tile counter (false), 8 warps a tile (t256).
 #define FOUNDRY_SCAN_BLOCKED_CANDIDATE(t, v, p, f, o) \
   FOUNDRY_BENCHMARK(bm_inclusive_f32_blocked_candidate<t, v, p, f, o>) \
       ->Name("scan_inclusive_sum_f32/foundry_blocked_t" #t "v" #v "p" #p "f" #f "_" #o) \
@@ -209,8 +209,9 @@ FOUNDRY_SCAN_CANDIDATE(256, 4, 1, 500, 1000, true);
       ->Arg(1 << 28)
 FOUNDRY_SCAN_BLOCKED_CANDIDATE(128, 6, 688, 1140, true);
 FOUNDRY_SCAN_BLOCKED_CANDIDATE(128, 8, 688, 1140, true);
-FOUNDRY_SCAN_BLOCKED_CANDIDATE(128, 16, 688, 1140, true);
-FOUNDRY_SCAN_BLOCKED_CANDIDATE(128, 12, 688, 1140, false);
+FOUNDRY_SCAN_BLOCKED_CANDIDATE(128, 12, 688, 1140, true);
+FOUNDRY_SCAN_BLOCKED_CANDIDATE(128, 20, 688, 1140, true);
+FOUNDRY_SCAN_BLOCKED_CANDIDATE(128, 16, 688, 1140, false);
 FOUNDRY_SCAN_BLOCKED_CANDIDATE(256, 6, 688, 1140, true);
 
 FOUNDRY_BENCH_MAIN()

@@ -127,7 +127,7 @@ struct mod_251 {
 }  // namespace
 
 // ---- the device-wide scans, each case run for both tile arrangements: the default ----
-// ---- (scan_policy, blocked: 3072 4-byte values a tile) and scan_striped_policy (4096) ----
+// ---- (scan_policy, blocked: 4096 4-byte values a tile) and scan_striped_policy (4096) ----
 
 /// Elements of `T` in one tile of `Policy` on the vector path.
 template <class Policy, class T>
@@ -364,7 +364,7 @@ TEST_CASE("scan tiles of large elements keep within the shared-memory budget") {
       std::is_same_v<d::fitted_scan_policy<foundry::scan_policy, std::int8_t, double>, foundry::scan_policy>);
   STATIC_REQUIRE(std::is_same_v<d::fitted_scan_policy<foundry::scan_striped_policy, affine, affine>,
                                 foundry::scan_striped_policy>);
-  // 128 x 13 slots of 128 bytes would be 208 KiB: 5 vectors (128 x 5 x 128 = 80 KiB).
+  // 128 x 17 slots of 128 bytes would be 272 KiB: 5 vectors (128 x 5 x 128 = 80 KiB).
   constexpr int v128 = d::fitted_scan_vectors<foundry::scan_policy, bytes_128, bytes_128>();
   STATIC_REQUIRE(v128 == 5);
   STATIC_REQUIRE(d::scan_staging_bound<foundry::scan_policy, bytes_128, bytes_128>(v128) <=

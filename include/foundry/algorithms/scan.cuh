@@ -121,26 +121,28 @@ struct scan_striped_policy {
   static constexpr unsigned first_look_delay_ns = 1000;
 };
 
-/// Launch policy of the scans (the default): the blocked arrangement, 128 threads × 12
-/// vectors of 16 bytes (48 floats, 24 KiB of shared memory a tile: 9 tiles a SM on
-/// the H200), tiles in block order, and CUB's sm_90 delays for 4-byte sums
+/// Launch policy of the scans (the default): the blocked arrangement, 128 threads × 16
+/// vectors of 16 bytes (64 floats, 34 KiB of shared memory a tile: 6 tiles a SM on
+/// sm_90), tiles in block order, and CUB's sm_90 delays for 4-byte sums
 /// (`DeviceScan`, CCCL 3.0: 688 ns between polls, 1140 ns before the first look,
-/// neither in grids of fewer than 500 tiles). Measured on the H200 (inclusive f32):
-/// 51.4 µs at 2^24 and 667 µs at 2^28 against CUB's 50.9 and 688; CUB's own shape
-/// (6 vectors, atomic tile counter) took 58.5 and 751. The staged tile is
+/// neither in grids of fewer than 500 tiles). Measured on the H200 (inclusive f32) with
+/// 12 vectors: 51.4 µs at 2^24 and 667 µs at 2^28 against CUB's 50.9 and 688; CUB's own
+/// shape (6 vectors, atomic tile counter) took 58.5 and 751. The staged tile is
 /// `block_threads × (vectors_in_flight | 1)` vectors of the input and, when its
 /// vectors differ in size, of the output: above 48 KiB `launch` opts the kernel in
 /// to more shared memory, and for elements so large that the tile would pass 96 KiB
-/// (`detail::fitted_scan_policy`: more than 59 bytes in place) the call lowers the
+/// (`detail::fitted_scan_policy`: more than 45 bytes in place) the call lowers the
 /// vectors per thread of any policy until it fits.
 struct scan_policy : scan_striped_policy {
   /// Each thread folds its own consecutive elements; one block scan a tile.
   static constexpr scan_tile_arrangement tile_arrangement = scan_tile_arrangement::blocked;
   /// Threads per block: 4 warps.
   static constexpr int block_threads = 128;
-  /// 16-byte vectors per thread: 48 floats. Against 6, 8, 10 and 16 (1.5-7% slower at
-  /// 2^24 and 2^28 with the atomic counter; 12 with it: 56.5 and 710 µs).
-  static constexpr int vectors_in_flight = 12;
+  /// 16-byte vectors per thread: 64 floats. On an H100 (session 10, block order) 16
+  /// took 61.9 µs at 2^24 and 842 µs at 2^28, against 62.8 and 851 with 12, 62.5 and
+  /// 850 with 8, 65.4 and 898 with 6 (CUB: 62.7 and 869). With the atomic counter on
+  /// the H200, 6, 8, 10 and 16 were 1.5-7% slower than 12.
+  static constexpr int vectors_in_flight = 16;
   /// Tiles in block order, as CUB's: no atomic round trip before a tile's loads (8%
   /// of the time at 2^24 with 12 vectors).
   static constexpr bool tiles_in_block_order = true;
