@@ -382,8 +382,7 @@ struct wide_element {
 };
 struct compose_wide {
   template <int Words>
-  __host__ __device__ wide_element<Words> operator()(const wide_element<Words>& f,
-                                                     const wide_element<Words>& g) const {
+  __host__ __device__ wide_element<Words> operator()(const wide_element<Words>& f, const wide_element<Words>& g) const {
     wide_element<Words> r;
     r.w[0] = f.w[0] * g.w[0];
     r.w[1] = g.w[0] * f.w[1] + g.w[1];
