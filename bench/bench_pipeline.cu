@@ -2,7 +2,8 @@
 // Rows "pipeline/{serial,foundry}/<bytes>" (a cheap kernel, y = 2x + 1) and
 // "pipeline_compute/{serial,foundry}/<bytes>" (a kernel about as long as the copies: a
 // chain of compute_fmas_per_element FMAs per element), at 256 MiB, 1 GiB and 4 GiB of
-// float input. Host arrays are foundry::pinned_buffer, allocated and filled once per row.
+// float input. Host arrays are foundry::pinned_buffer, allocated and filled once per size
+// and kept for the whole process (host_arrays_of).
 //  - serial: one stream; copy the whole array in, one foundry::transform, copy it all out,
 //    synchronise (device buffers of the full size: 8 GiB for the 4 GiB rows).
 //  - foundry: foundry::stream_pipeline<float> with its defaults (4 lanes, 8 MiB chunks),
@@ -29,8 +30,8 @@
 // 1 GiB, ~1.85x at 4 GiB (with 16 MiB chunks, ~1.76x at 256 MiB), if the copies of one
 // direction follow one another with no gap.
 //
-// Correct before timed: each row runs once into an output poisoned with NaN and compares
-// a sample of the output with a CPU reference, bit for bit: indices 0 and n - 1 and one
+// Correct before timed: each run of a row poisons the sampled outputs with NaN, runs once
+// and compares them with a CPU reference, bit for bit: indices 0 and n - 1 and one
 // pseudo-random index in each of 16384 equal slices, so that every 8 MiB chunk is visited
 // (at least 32 samples a chunk at 4 GiB). Both kernels use explicit fmaf, which the host
 // and the device round the same way.
@@ -51,6 +52,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -88,21 +91,47 @@ struct compute_op {
 /// The input: exact multiples of 1/4096 in [-0.5, 0.5).
 float input_value(std::size_t i) { return static_cast<float>(i % 4096) * (1.0f / 4096.0f) - 0.5f; }
 
-/// Outputs that differ from `op(in[i])` at the sampled indices (see the file comment).
-/// The NaN poison never compares equal, so a chunk that was never copied back is caught.
-template <class Op>
-std::size_t count_wrong_samples(const float* in, const float* out, std::size_t n, Op op) {
+/// Calls `f(i)` for each sampled index of an array of `n` (see the file comment).
+template <class F>
+void for_each_sampled_index(std::size_t n, F f) {
   constexpr std::size_t slices = 16384;
-  std::size_t wrong = 0;
-  const auto check = [&](std::size_t i) { wrong += out[i] != op(in[i]) ? 1 : 0; };
   const std::size_t slice = std::max<std::size_t>(n / slices, 1);
   for (std::size_t start = 0; start < n; start += slice) {
     const std::size_t length = std::min(slice, n - start);
-    check(start + (start * 2654435761u) % length);
+    f(start + (start * 2654435761u) % length);
   }
-  check(0);
-  check(n - 1);
+  f(0);
+  f(n - 1);
+}
+
+/// Outputs that differ from `op(in[i])` at the sampled indices. The NaN poison never
+/// compares equal, so a chunk that was never copied back is caught.
+template <class Op>
+std::size_t count_wrong_samples(const float* in, const float* out, std::size_t n, Op op) {
+  std::size_t wrong = 0;
+  for_each_sampled_index(n, [&](std::size_t i) { wrong += out[i] != op(in[i]) ? 1 : 0; });
   return wrong;
+}
+
+/// The pinned input (filled with input_value) and output of one size.
+struct host_arrays {
+  foundry::pinned_buffer<float> in;
+  foundry::pinned_buffer<float> out;
+};
+
+/// The host arrays of `n` floats, allocated and filled at the first call for that size and
+/// then reused by every run of every row of that size: pinning and filling 2 x 4 GiB took
+/// seconds a run, and with 66 runs (3 repetitions in random order) bench_pipeline did not
+/// finish in 200 s (session 10). Never freed: at process exit the CUDA runtime may already
+/// be unloaded, and the memory goes back with the process.
+host_arrays& host_arrays_of(std::size_t n) {
+  static auto* const cache = new std::map<std::size_t, std::unique_ptr<host_arrays>>;
+  auto& arrays = (*cache)[n];
+  if (!arrays) {
+    arrays.reset(new host_arrays{foundry::pinned_buffer<float>(n), foundry::pinned_buffer<float>(n)});
+    for (std::size_t i = 0; i < n; ++i) arrays->in[i] = input_value(i);
+  }
+  return *arrays;
 }
 
 enum class schedule { serial, foundry };
@@ -113,9 +142,9 @@ void bm_pipeline(benchmark::State& state, schedule sched, std::size_t lanes = 0,
   const auto bytes = static_cast<std::size_t>(state.range(0));
   const std::size_t n = bytes / sizeof(float);
   foundry::stream s;
-  foundry::pinned_buffer<float> in(n);
-  foundry::pinned_buffer<float> out(n);
-  for (std::size_t i = 0; i < n; ++i) in[i] = input_value(i);
+  host_arrays& arrays = host_arrays_of(n);
+  foundry::pinned_buffer<float>& in = arrays.in;
+  foundry::pinned_buffer<float>& out = arrays.out;
   const auto host_in = cuda::std::span<const float>(in.data(), n);
   const auto host_out = out.span();
 
@@ -147,7 +176,7 @@ void bm_pipeline(benchmark::State& state, schedule sched, std::size_t lanes = 0,
   };
 
   // Correct before timed.
-  std::fill(out.begin(), out.end(), std::numeric_limits<float>::quiet_NaN());
+  for_each_sampled_index(n, [&](std::size_t i) { out[i] = std::numeric_limits<float>::quiet_NaN(); });
   run();
   const std::size_t wrong = count_wrong_samples(in.data(), out.data(), n, Op{});
   if (!bench::expect(state, wrong == 0, std::to_string(wrong) + " sampled outputs differ from the CPU reference"))
@@ -171,8 +200,8 @@ void bm_pipeline_tuning(benchmark::State& state) {
 }
 
 /// 256 MiB, 1 GiB and 4 GiB of input. One Google Benchmark round of 10 samples per row
-/// (->Iterations), so that up to 8 GiB of pinned host memory is allocated and filled once
-/// per row rather than once per round.
+/// (->Iterations): each round allocates the serial rows' device arrays (up to 8 GiB) and
+/// checks the output once.
 void pipeline_sizes(benchmark::internal::Benchmark* b) { b->Arg(256 * mib)->Arg(gib)->Arg(4 * gib)->Iterations(10); }
 
 }  // namespace

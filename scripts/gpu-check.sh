@@ -23,6 +23,9 @@
 #   SANITIZE_TOOLS: compute-sanitizer tools to run (default: memcheck racecheck synccheck initcheck)
 #   SANITIZE_BINARIES: test binaries to run them on, by name (default: every tests/test_*)
 #   SANITIZE_TIMEOUT: seconds allowed per tool and binary (default: 300)
+#   SANITIZE_JOBS: tool-and-binary runs at once (default: 1). The H200 and H100 machines ran
+#                  16 at once beside 8 tests in session 10 without a timeout; one process
+#                  each keeps the four tools on a slow binary from adding up.
 #   SANITIZE_NO_API_ERRORS: binaries run with --report-api-errors no (default: test_nccl
 #                    test_nccl_gemm: NCCL's communicator set-up probes kernels that have no
 #                    sm_90 image and ignores the cudaErrorNoKernelImageForDevice it gets, which
@@ -73,34 +76,56 @@ if has test; then
   grep -c '(Skipped)' "$out/ctest.log" | xargs -I{} echo "skipped tests: {}"
 fi
 
+# One tool on one test binary: its lines for sanitizer.log into $3, its error count
+# (a failed run without a count counts as one) into $3.errors.
+sanitize_one() {
+  local tool=$1 bin=$2 piece=$3 extra=() tool_filter=$filter started=$SECONDS log rc n
+  [ "$tool" = memcheck ] && extra=(--leak-check full)
+  [[ " ${SANITIZE_NO_API_ERRORS-test_nccl test_nccl_gemm} " == *" $(basename "$bin") "* ]] && extra+=(--report-api-errors no)
+  # Cases of hundreds of launches take many minutes under racecheck; each binary
+  # keeps a smaller case that covers the same kernels for it.
+  [ "$tool" = racecheck ] && tool_filter="$filter~[racecheck_slow]"
+  log=$(timeout "${SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$tool" "${extra[@]}" --error-exitcode 99 "$bin" "$tool_filter" 2>&1)
+  rc=$?
+  n=$(grep -oE '(ERROR SUMMARY: |RACECHECK SUMMARY: )[0-9]+' <<<"$log" | grep -oE '[0-9]+' | tail -1)
+  { echo "== $tool $(basename "$bin") rc=$rc errors=${n:-?} ($((SECONDS - started)) s)"; grep -E 'SUMMARY|test cases|FAILED|with expansion|^  |=========  ' <<<"$log" | head -40; } >"$piece"
+  [ "$rc" -ne 0 ] && [ "${n:-0}" -eq 0 ] && echo "$tool $(basename "$bin"): exit $rc" >>"$piece" && n=1
+  echo "${n:-0}" >"$piece.errors"
+}
+
 if has sanitize; then
   s=$SECONDS
   filter=${SANITIZE_FILTER:-~[.]~[large]~[not_under_sanitizer]}
   : >"$out/sanitizer.log"
-  for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
-    errors=0
-    bins=("$build"/tests/test_*)
-    [ -n "${SANITIZE_BINARIES:-}" ] && read -r -a bins <<<"$(printf "$build/tests/%s " $SANITIZE_BINARIES)"
+  pieces=$(mktemp -d)
+  bins=("$build"/tests/test_*)
+  [ -n "${SANITIZE_BINARIES:-}" ] && read -r -a bins <<<"$(printf "$build/tests/%s " $SANITIZE_BINARIES)"
+  tools=(${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck})
+  # SANITIZE_JOBS runs at once (each tool on each binary is its own process).
+  for tool in "${tools[@]}"; do
     for bin in "${bins[@]}"; do
-      [ -x "$bin" ] || { [ -n "${SANITIZE_BINARIES:-}" ] && echo "== $tool $(basename "$bin"): not built" >>"$out/sanitizer.log" && errors=$((errors + 1)); continue; }
-      extra=()
-      [ "$tool" = memcheck ] && extra=(--leak-check full)
-      [[ " ${SANITIZE_NO_API_ERRORS-test_nccl test_nccl_gemm} " == *" $(basename "$bin") "* ]] && extra+=(--report-api-errors no)
-      tool_filter=$filter
-      # Cases of hundreds of launches take many minutes under racecheck; each binary
-      # keeps a smaller case that covers the same kernels for it.
-      [ "$tool" = racecheck ] && tool_filter="$filter~[racecheck_slow]"
-      started=$SECONDS
-      log=$(timeout "${SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$tool" "${extra[@]}" --error-exitcode 99 "$bin" "$tool_filter" 2>&1)
-      rc=$?
-      n=$(grep -oE '(ERROR SUMMARY: |RACECHECK SUMMARY: )[0-9]+' <<<"$log" | grep -oE '[0-9]+' | tail -1)
-      errors=$((errors + ${n:-0}))
-      { echo "== $tool $(basename "$bin") rc=$rc errors=${n:-?} ($((SECONDS - started)) s)"; grep -E 'SUMMARY|test cases|FAILED|with expansion|^  |=========  ' <<<"$log" | head -40; } >>"$out/sanitizer.log"
-      [ "$rc" -ne 0 ] && [ "${n:-0}" -eq 0 ] && errors=$((errors + 1)) && echo "$tool $(basename "$bin"): exit $rc" >>"$out/sanitizer.log"
+      piece="$pieces/$tool-$(basename "$bin")"
+      if [ ! -x "$bin" ]; then
+        [ -n "${SANITIZE_BINARIES:-}" ] && echo "== $tool $(basename "$bin"): not built" >"$piece" && echo 1 >"$piece.errors"
+        continue
+      fi
+      while [ "$(jobs -rp | wc -l)" -ge "${SANITIZE_JOBS:-1}" ]; do wait -n; done
+      sanitize_one "$tool" "$bin" "$piece" &
+    done
+  done
+  wait
+  for tool in "${tools[@]}"; do
+    errors=0
+    for bin in "${bins[@]}"; do
+      piece="$pieces/$tool-$(basename "$bin")"
+      [ -f "$piece" ] || continue
+      cat "$piece" >>"$out/sanitizer.log"
+      errors=$((errors + $(cat "$piece.errors")))
     done
     note "$tool" "$errors errors"
     [ "$errors" -eq 0 ] || fail=1
   done
+  rm -rf "$pieces"
   note sanitize "done ($((SECONDS - s)) s)"
 fi
 
