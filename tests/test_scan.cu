@@ -350,6 +350,11 @@ TEMPLATE_TEST_CASE("scans are correct with other tile shapes and look-back windo
   CHECK(mismatches(to_host(d_sums, s), cpu_exclusive(x, 7, cuda::std::plus<std::int32_t>{})) == 0);
 }
 
+/// The striped arrangement with 8 vectors a thread (8 warps: 64 segments).
+struct striped_8_vectors : foundry::scan_striped_policy {
+  static constexpr int vectors_in_flight = 8;
+};
+
 TEST_CASE("scan tiles of large elements keep within the shared-memory budget") {
   namespace d = foundry::detail;
   struct bytes_128 {
@@ -371,6 +376,13 @@ TEST_CASE("scan tiles of large elements keep within the shared-memory budget") {
                  d::scan_staging_budget_bytes);
   STATIC_REQUIRE(d::fitted_scan_policy<foundry::scan_policy, bytes_128, bytes_128>::vectors_in_flight == v128);
   STATIC_REQUIRE(d::fitted_scan_vectors<foundry::scan_policy, bytes_200, bytes_200>() == 3);
+  // A striped tile of 8 warps lowered from 8 vectors: not to 7 (56 segments), which its
+  // kernel does not take, but to 4 (32 segments): 256 x 4 x 64 bytes = 64 KiB.
+  struct bytes_64 {
+    int v[16];
+  };
+  STATIC_REQUIRE(d::fitted_scan_vectors<striped_8_vectors, bytes_64, bytes_64>() == 4);
+  STATIC_REQUIRE(d::fitted_scan_vectors<striped_8_vectors, float, float>() == 8);
 }
 
 /// A wide element of `Words` 32-bit words: an affine map in the first two (their order

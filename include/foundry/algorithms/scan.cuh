@@ -724,12 +724,26 @@ constexpr std::size_t scan_staging_bound(int vectors) {
   }
 }
 
+/// Whether the striped kernel takes `vectors` per thread with `Policy`'s warps: its
+/// segments (vectors × warps) must be at most 32 or a multiple of 32.
+template <class Policy>
+constexpr bool striped_segments_fit(int vectors) {
+  const int segments = vectors * (Policy::block_threads / 32);
+  return segments <= 32 || segments % 32 == 0;
+}
+
 /// `Policy`'s vectors per thread, lowered for large elements until the tile's staging
-/// fits `scan_staging_budget_bytes` (never below 1).
+/// fits `scan_staging_budget_bytes` (never below 1), and for the striped arrangement to a
+/// count its kernel takes.
 template <class Policy, class In, class Out>
 constexpr int fitted_scan_vectors() {
   int vectors = Policy::vectors_in_flight;
-  while (vectors > 1 && scan_staging_bound<Policy, In, Out>(vectors) > scan_staging_budget_bytes) --vectors;
+  if (scan_staging_bound<Policy, In, Out>(vectors) <= scan_staging_budget_bytes) return vectors;
+  while (vectors > 1 &&
+         (scan_staging_bound<Policy, In, Out>(vectors) > scan_staging_budget_bytes ||
+          (Policy::tile_arrangement == scan_tile_arrangement::striped && !striped_segments_fit<Policy>(vectors)))) {
+    --vectors;
+  }
   return vectors;
 }
 
