@@ -23,9 +23,11 @@
 #   SANITIZE_TOOLS: compute-sanitizer tools to run (default: memcheck racecheck synccheck initcheck)
 #   SANITIZE_BINARIES: test binaries to run them on, by name (default: every tests/test_*)
 #   SANITIZE_TIMEOUT: seconds allowed per tool and binary (default: 300)
-#   SANITIZE_JOBS: tool-and-binary runs at once (default: 1). The H200 and H100 machines ran
-#                  16 at once beside 8 tests in session 10 without a timeout; one process
-#                  each keeps the four tools on a slow binary from adding up.
+#   SANITIZE_JOBS: tool-and-binary runs at once (default: 1). The H100 of session 10 ran 16
+#                  at once beside 8 tests without a timeout; one process each keeps the
+#                  four tools on a slow binary from adding up.
+#   SANITIZE_WITH_TESTS: 1 runs the sanitizers in the background while the test stage runs
+#                  (the leak test, which compares device-wide free memory, after both)
 #   SANITIZE_NO_API_ERRORS: binaries run with --report-api-errors no (default: test_nccl
 #                    test_nccl_gemm: NCCL's communicator set-up probes kernels that have no
 #                    sm_90 image and ignores the cudaErrorNoKernelImageForDevice it gets, which
@@ -61,21 +63,6 @@ if has build; then
   fi
 fi
 
-if has test; then
-  s=$SECONDS
-  # Serial: the leak test compares device-wide free memory before and after.
-  leak_test="without a leak"
-  if [ "${TEST_JOBS:-1}" -gt 1 ]; then
-    (cd "$build" && ctest --output-on-failure --timeout 600 -j "$TEST_JOBS" -E "$leak_test" ${TEST_REGEX:+-R "$TEST_REGEX"}) >"$out/ctest.log" 2>&1 || fail=1
-    (cd "$build" && ctest --output-on-failure --timeout 600 -R "$leak_test") >>"$out/ctest.log" 2>&1 || fail=1
-  else
-    (cd "$build" && ctest --output-on-failure --timeout 600 ${TEST_REGEX:+-R "$TEST_REGEX"}) >"$out/ctest.log" 2>&1 || fail=1
-  fi
-  note test "$(grep -E 'tests passed|tests failed' "$out/ctest.log" | tr '\n' ';') ($((SECONDS - s)) s)"
-  grep -E '\(Failed\)|\(Timeout\)|\(SEGFAULT\)|Not Run' "$out/ctest.log" | head -20
-  grep -c '(Skipped)' "$out/ctest.log" | xargs -I{} echo "skipped tests: {}"
-fi
-
 # One tool on one test binary: its lines for sanitizer.log into $3, its error count
 # (a failed run without a count counts as one) into $3.errors.
 sanitize_one() {
@@ -93,15 +80,16 @@ sanitize_one() {
   echo "${n:-0}" >"$piece.errors"
 }
 
-if has sanitize; then
-  s=$SECONDS
+# Every tool on every binary, SANITIZE_JOBS processes at once; writes sanitizer.log and
+# prints one "<tool> <errors>" line per tool, then "sanitize <seconds>".
+sanitize_all() {
+  local s=$SECONDS pieces tool bin piece errors
   filter=${SANITIZE_FILTER:-~[.]~[large]~[not_under_sanitizer]}
   : >"$out/sanitizer.log"
   pieces=$(mktemp -d)
-  bins=("$build"/tests/test_*)
+  local bins=("$build"/tests/test_*)
   [ -n "${SANITIZE_BINARIES:-}" ] && read -r -a bins <<<"$(printf "$build/tests/%s " $SANITIZE_BINARIES)"
-  tools=(${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck})
-  # SANITIZE_JOBS runs at once (each tool on each binary is its own process).
+  local tools=(${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck})
   for tool in "${tools[@]}"; do
     for bin in "${bins[@]}"; do
       piece="$pieces/$tool-$(basename "$bin")"
@@ -122,11 +110,48 @@ if has sanitize; then
       cat "$piece" >>"$out/sanitizer.log"
       errors=$((errors + $(cat "$piece.errors")))
     done
-    note "$tool" "$errors errors"
-    [ "$errors" -eq 0 ] || fail=1
+    echo "$tool $errors"
   done
   rm -rf "$pieces"
-  note sanitize "done ($((SECONDS - s)) s)"
+  echo "sanitize $((SECONDS - s))"
+}
+
+# With SANITIZE_WITH_TESTS=1 the sanitizers start first, in the background, and the
+# tests run beside them; the leak test waits for them.
+sanitize_notes="$out/.sanitize-notes"
+sanitize_pid=""
+if has sanitize && has test && [ "${SANITIZE_WITH_TESTS:-0}" = 1 ]; then
+  sanitize_all >"$sanitize_notes" &
+  sanitize_pid=$!
+fi
+
+if has test; then
+  s=$SECONDS
+  # The leak test compares device-wide free memory before and after: it runs alone.
+  leak_test="without a leak"
+  if [ "${TEST_JOBS:-1}" -gt 1 ] || [ -n "$sanitize_pid" ]; then
+    (cd "$build" && ctest --output-on-failure --timeout 600 -j "${TEST_JOBS:-1}" -E "$leak_test" ${TEST_REGEX:+-R "$TEST_REGEX"}) >"$out/ctest.log" 2>&1 || fail=1
+    [ -n "$sanitize_pid" ] && wait "$sanitize_pid"
+    (cd "$build" && ctest --output-on-failure --timeout 600 -R "$leak_test") >>"$out/ctest.log" 2>&1 || fail=1
+  else
+    (cd "$build" && ctest --output-on-failure --timeout 600 ${TEST_REGEX:+-R "$TEST_REGEX"}) >"$out/ctest.log" 2>&1 || fail=1
+  fi
+  note test "$(grep -E 'tests passed|tests failed' "$out/ctest.log" | tr '\n' ';') ($((SECONDS - s)) s)"
+  grep -E '\(Failed\)|\(Timeout\)|\(SEGFAULT\)|Not Run' "$out/ctest.log" | head -20
+  grep -c '(Skipped)' "$out/ctest.log" | xargs -I{} echo "skipped tests: {}"
+fi
+
+if has sanitize; then
+  [ -n "$sanitize_pid" ] || sanitize_all >"$sanitize_notes"
+  while read -r tool value; do
+    if [ "$tool" = sanitize ]; then
+      note sanitize "done ($value s)"
+    else
+      note "$tool" "$value errors"
+      [ "$value" -eq 0 ] || fail=1
+    fi
+  done <"$sanitize_notes"
+  rm -f "$sanitize_notes"
 fi
 
 if has bench; then
