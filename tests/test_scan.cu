@@ -376,6 +376,10 @@ TEST_CASE("scan tiles of large elements keep within the shared-memory budget") {
                  d::scan_staging_budget_bytes);
   STATIC_REQUIRE(d::fitted_scan_policy<foundry::scan_policy, bytes_128, bytes_128>::vectors_in_flight == v128);
   STATIC_REQUIRE(d::fitted_scan_vectors<foundry::scan_policy, bytes_200, bytes_200>() == 3);
+  struct bytes_48 {
+    int v[12];
+  };
+  STATIC_REQUIRE(d::fitted_scan_vectors<foundry::scan_policy, bytes_48, bytes_48>() == 15);  // 128 x 15 x 48 B
   // A striped tile of 8 warps lowered from 8 vectors: not to 7 (56 segments), which its
   // kernel does not take, but to 4 (32 segments): 256 x 4 x 64 bytes = 64 KiB.
   struct bytes_64 {
@@ -386,7 +390,7 @@ TEST_CASE("scan tiles of large elements keep within the shared-memory budget") {
 }
 
 /// A wide element of `Words` 32-bit words: an affine map in the first two (their order
-/// matters) and wrapping sums in the rest. 32 words are 128 bytes, 50 are 200.
+/// matters) and wrapping sums in the rest (3 words are 12 bytes, 50 are 200).
 template <int Words>
 struct wide_element {
   std::uint32_t w[Words];
@@ -403,12 +407,14 @@ struct compose_wide {
   }
 };
 
-TEMPLATE_TEST_CASE("scans of 128- and 200-byte elements run with the tile fitted to shared memory", "[gpu]",
-                   wide_element<32>, wide_element<50>) {
+// 12 bytes: one element a vector; 48 bytes: the default tile lowered to 15 vectors (an odd
+// count); 128 and 200 bytes: to 5 and 3.
+TEMPLATE_TEST_CASE("scans of 12- to 200-byte elements run with the tile fitted to shared memory", "[gpu]",
+                   wide_element<3>, wide_element<12>, wide_element<32>, wide_element<50>) {
   using T = TestType;
   constexpr std::size_t words = sizeof(T) / sizeof(std::uint32_t);
-  static_assert(foundry::detail::fitted_scan_vectors<foundry::scan_policy, T, T>() <
-                foundry::scan_policy::vectors_in_flight);
+  static_assert(sizeof(T) < 48 || foundry::detail::fitted_scan_vectors<foundry::scan_policy, T, T>() <
+                                      foundry::scan_policy::vectors_in_flight);
   foundry::stream s;
   const std::size_t max_n = 20011;  // ~31 fitted tiles of 128-byte elements
   const auto bits = random_vector<std::uint32_t>((max_n + 1) * words, 0, 0xffffffffu, 66);
