@@ -63,8 +63,9 @@ if has build; then
   fi
 fi
 
-# One tool on one test binary: its lines for sanitizer.log into $3, its error count
-# (a failed run without a count counts as one) into $3.errors.
+# One tool on one test binary: its lines into $3, also appended to sanitizer.log as soon
+# as the run ends (so a call cut short keeps what finished), its error count (a failed run
+# without a count counts as one) into $3.errors.
 sanitize_one() {
   local tool=$1 bin=$2 piece=$3 extra=() tool_filter=$filter started=$SECONDS log rc n
   [ "$tool" = memcheck ] && extra=(--leak-check full)
@@ -78,12 +79,14 @@ sanitize_one() {
   { echo "== $tool $(basename "$bin") rc=$rc errors=${n:-?} ($((SECONDS - started)) s)"; grep -E 'SUMMARY|test cases|FAILED|with expansion|^  |=========  ' <<<"$log" | head -40; } >"$piece"
   [ "$rc" -ne 0 ] && [ "${n:-0}" -eq 0 ] && echo "$tool $(basename "$bin"): exit $rc" >>"$piece" && n=1
   echo "${n:-0}" >"$piece.errors"
+  cat "$piece" >>"$out/sanitizer.log"
 }
 
 # Every tool on every binary, SANITIZE_JOBS processes at once; writes sanitizer.log and
 # prints one "<tool> <errors>" line per tool, then "sanitize <seconds>".
 sanitize_all() {
-  local s=$SECONDS pieces tool bin piece errors
+  local s=$SECONDS pieces tool bin piece errors jobs=${SANITIZE_JOBS:-1}
+  [[ "$jobs" =~ ^[1-9][0-9]*$ ]] || jobs=1
   filter=${SANITIZE_FILTER:-~[.]~[large]~[not_under_sanitizer]}
   : >"$out/sanitizer.log"
   pieces=$(mktemp -d)
@@ -94,10 +97,11 @@ sanitize_all() {
     for bin in "${bins[@]}"; do
       piece="$pieces/$tool-$(basename "$bin")"
       if [ ! -x "$bin" ]; then
-        [ -n "${SANITIZE_BINARIES:-}" ] && echo "== $tool $(basename "$bin"): not built" >"$piece" && echo 1 >"$piece.errors"
+        [ -n "${SANITIZE_BINARIES:-}" ] && echo "== $tool $(basename "$bin"): not built" | tee "$piece" >>"$out/sanitizer.log" &&
+          echo 1 >"$piece.errors"
         continue
       fi
-      while [ "$(jobs -rp | wc -l)" -ge "${SANITIZE_JOBS:-1}" ]; do wait -n; done
+      while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
       sanitize_one "$tool" "$bin" "$piece" &
     done
   done
@@ -106,9 +110,12 @@ sanitize_all() {
     errors=0
     for bin in "${bins[@]}"; do
       piece="$pieces/$tool-$(basename "$bin")"
-      [ -f "$piece" ] || continue
-      cat "$piece" >>"$out/sanitizer.log"
-      errors=$((errors + $(cat "$piece.errors")))
+      if [ -f "$piece.errors" ]; then
+        errors=$((errors + $(cat "$piece.errors")))
+      elif [ -x "$bin" ]; then  # started but left no count: a failure
+        echo "== $tool $(basename "$bin"): no result" >>"$out/sanitizer.log"
+        errors=$((errors + 1))
+      fi
     done
     echo "$tool $errors"
   done
@@ -118,7 +125,7 @@ sanitize_all() {
 
 # With SANITIZE_WITH_TESTS=1 the sanitizers start first, in the background, and the
 # tests run beside them; the leak test waits for them.
-sanitize_notes="$out/.sanitize-notes"
+sanitize_notes=$(mktemp)
 sanitize_pid=""
 if has sanitize && has test && [ "${SANITIZE_WITH_TESTS:-0}" = 1 ]; then
   sanitize_all >"$sanitize_notes" &
@@ -143,6 +150,9 @@ fi
 
 if has sanitize; then
   [ -n "$sanitize_pid" ] || sanitize_all >"$sanitize_notes"
+  # Every tool reports a line, and the stage its time; anything less is a failure.
+  [ "$(wc -l <"$sanitize_notes")" -eq "$(($(wc -w <<<"${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}") + 1))" ] ||
+    { note sanitize "FAILED: $(wc -l <"$sanitize_notes") result lines"; fail=1; }
   while read -r tool value; do
     if [ "$tool" = sanitize ]; then
       note sanitize "done ($value s)"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The test command: installs missing dependencies, builds everything (the tests for
-# sm_80 and sm_90, the benchmarks and examples for sm_90: the default preset), and runs
+# The test command: installs missing dependencies, builds everything (the tests and
+# examples for sm_80 and sm_90, the benchmarks for sm_90: the default preset), and runs
 # every test through ctest.
 # Without a GPU, the [gpu] tests are reported as skipped.
 #   usage: scripts/test.sh [extra ctest arguments]

@@ -118,7 +118,8 @@ struct histogram_policy {
   /// 24 loses occupancy to registers (bench_histogram's `foundry_v*` rows).
   static constexpr int byte_vectors_in_flight = 8;
   /// 8-bit samples: tiles a block counts between two folds of its lane-private
-  /// 16-bit counters; capped below where one could overflow (1022 tiles).
+  /// 16-bit counters, at most; the kernel caps it below where a counter could overflow
+  /// ((65535 - 16 v - 2) / 16 v tiles for v vectors a thread: 510 with 8).
   static constexpr std::uint64_t byte_tiles_per_fold = 1022;
 };
 
