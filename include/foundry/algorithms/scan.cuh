@@ -701,7 +701,7 @@ tile_states<T> carve_tile_states(std::byte* workspace, std::uint64_t tiles) {
 
 /// The most shared memory a scan tile stages before `fitted_scan_policy` lowers its
 /// vectors per thread: two tiles a SM on sm_90 (227 KiB), and what the default's tile
-/// of 6 vectors took for 128-byte elements before it grew to 12.
+/// of 6 vectors took for 128-byte elements before it grew to 12 and then 16.
 inline constexpr std::size_t scan_staging_budget_bytes = std::size_t{96} * 1024;
 
 /// `Policy` with `Vectors` vectors per thread.

@@ -1,8 +1,9 @@
 #!/bin/bash
 # Session 11, call 2 (on the machine that d1.sh built on): bench_pipeline alone (issue 19's
 # rows for the current schedule; it no longer pins and fills its host arrays each run),
-# then bench_gemm's fp32 rows and the fp32 sweep (rung 3's 128 x 64 tile for C of 17-64
-# columns: 16384x32x16384 took 1503 us in 128 x 128 tiles on an H100, cuBLAS 540).
+# then bench_gemm's fp32 rows and the fp32 sweep (with short-n-tile.patch applied: rung 3's
+# 128 x 64 tile for C of 17-64 columns; 16384x32x16384 took 1503 us in 128 x 128 tiles on
+# an H100, cuBLAS 540).
 # On an H200 (H200=1), first issue 18's three binaries in one run of the project's script.
 O=$1; cd /tmp/t || exit 1
 [ -x build/h200/bench/bench_pipeline ] || scripts/gpu-check.sh /tmp/build build > /dev/null 2>&1
