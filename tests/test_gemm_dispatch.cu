@@ -231,7 +231,9 @@ TEST_CASE("GEMM policies name their residency min_blocks_per_sm, and an old bloc
   STATIC_REQUIRE(foundry::detail::has_blocks_per_sm<old_residency_name>);
 }
 
-TEST_CASE("make_gemm_plan gives rung 3 its 64-row tile for C of 17 to 64 rows, and 64-deep slices", "[gemm][plan]") {
+TEST_CASE(
+    "make_gemm_plan gives rung 3 its 64-row or 64-column tile for C of 17 to 64 rows or columns, and 64-deep slices",
+    "[gemm][plan]") {
   namespace gk = foundry::gemm_kernels;
   using foundry::gemm_rung;
   const foundry::device_properties h200 = [] {
@@ -251,9 +253,21 @@ TEST_CASE("make_gemm_plan gives rung 3 its 64-row tile for C of 17 to 64 rows, a
   }
   const foundry::gemm_plan tall = foundry::make_gemm_plan(plan_problem<float>(65, 16384, 16384), h200);
   CHECK((tall.rung == gemm_rung::register_blocked && tall.block_m == 128 && tall.min_blocks_per_sm == 2));
-  // 1950 x 23 x 670: 16 tiles of 128 x 128 on 264 slots, K in 10 slices of 72.
+  // Its 64-column tile for C of 17 to 64 columns and more than 64 rows.
+  for (const std::int64_t n : {17, 32, 64}) {
+    CAPTURE(n);
+    const foundry::gemm_plan plan = foundry::make_gemm_plan(plan_problem<float>(16384, n, 16384), h200);
+    CHECK((plan.rung == gemm_rung::register_blocked && plan.block_m == 128 && plan.block_n == 64));
+    CHECK(gk::plan_has_policy_tile<gk::register_blocked_short_n_policy>(plan));
+  }
+  CHECK(foundry::make_gemm_plan(plan_problem<float>(16384, 65, 16384), h200).block_n == 128);
+  CHECK(gk::plan_has_policy_tile<gk::register_blocked_short_m_policy>(
+      foundry::make_gemm_plan(plan_problem<float>(64, 40, 512), h200)));
+  CHECK(gk::plan_has_policy_tile<gk::register_blocked_short_n_policy>(
+      foundry::make_gemm_plan(plan_problem<float>(100, 40, 512), h200)));
+  // 1950 x 23 x 670: 16 tiles of 128 x 64 on 528 slots, K in 10 slices of 72 (at least 64 deep).
   const foundry::gemm_plan few_tiles = foundry::make_gemm_plan(plan_problem<float>(1950, 23, 670), h200);
-  CHECK((few_tiles.block_m == 128 && few_tiles.split_k == 10 && few_tiles.k_per_split == 72));
+  CHECK((few_tiles.block_n == 64 && few_tiles.split_k == 10 && few_tiles.k_per_split == 72));
   // The committed shapes plan as before: 1024 x 1024 x 8192 in 4 slices of 2048, 4096^3 unsplit.
   const foundry::gemm_plan deep = foundry::make_gemm_plan(plan_problem<float>(1024, 1024, 8192), h200);
   CHECK((deep.split_k == 4 && deep.k_per_split == 2048));

@@ -119,6 +119,11 @@ using register_blocked_default_policy = register_blocked_policy<>;
 /// It spills 4-28 bytes a thread in some layouts under the 128-register cap of 4 blocks a SM.
 using register_blocked_short_m_policy = register_blocked_policy<64, 128, 8, 4, 8, 8>;
 
+/// Rung 3's tile for C of at most 64 columns: 128 × 64 at 4 blocks a SM, the transpose of
+/// the short-M tile (128 threads of 8 × 8 sub-tiles). 16384 × 32 × 16384 took 1503 us with
+/// the default's 128-column tiles on an H100 (cuBLAS: 540). Not yet run on a GPU.
+using register_blocked_short_n_policy = register_blocked_policy<128, 64, 8, 4, 8, 8>;
+
 namespace detail {
 
 /// This thread's register fragments of K step `kk` of the shared tiles `as` and `bs`
@@ -283,12 +288,18 @@ template <class Policy = register_blocked_default_policy>
 }
 
 /// Rung 3's plan with the tile that fits `p`: `register_blocked_short_m_policy` for C of
-/// at most 64 rows, else the default.
+/// at most 64 rows, else `register_blocked_short_n_policy` for C of at most 64 columns
+/// (where both fit, each pads C to one 64 × 128 area), else the default.
 [[nodiscard]] inline gemm_plan register_blocked_plan_for_shape(const gemm_problem<float, float>& p, int requested,
                                                                int sm_count) {
   if (p.m <= register_blocked_short_m_policy::block_m) {
     gemm_plan plan = register_blocked_plan<register_blocked_short_m_policy>(p, requested, sm_count);
     plan.why = "fp32 inputs, C of at most 64 rows: 64-row tiles";
+    return plan;
+  }
+  if (p.n <= register_blocked_short_n_policy::block_n) {
+    gemm_plan plan = register_blocked_plan<register_blocked_short_n_policy>(p, requested, sm_count);
+    plan.why = "fp32 inputs, C of at most 64 columns: 64-column tiles";
     return plan;
   }
   return register_blocked_plan(p, requested, sm_count);
@@ -353,6 +364,9 @@ inline void launch_register_blocked_as_planned(const gemm_plan& plan, const gemm
                                                cuda::std::span<float> workspace, cuda::stream_ref s) {
   if (plan_has_policy_tile<register_blocked_short_m_policy>(plan)) {
     return launch_register_blocked<register_blocked_short_m_policy>(plan, p, workspace, s);
+  }
+  if (plan_has_policy_tile<register_blocked_short_n_policy>(plan)) {
+    return launch_register_blocked<register_blocked_short_n_policy>(plan, p, workspace, s);
   }
   FOUNDRY_EXPECTS(plan_has_policy_tile<register_blocked_default_policy>(plan),
                   "gemm: a rung-3 plan of a tile that no kernel is built for: " + std::to_string(plan.block_m) + " x " +
