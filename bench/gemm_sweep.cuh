@@ -30,6 +30,10 @@
 //   only the shape differs from the case the ladder was tuned on.
 //   `--benchmark_list_tests` prints the list; it needs no GPU.
 //
+// fp32 problems whose plan copies misaligned operands for rung 3's float4 loads
+// (foundry::detail::pack_for_vector_loads) also get a row gemm_sweep_fp32/foundry_unpacked/<shape>:
+// rung 3 as it is (gemm_with), on the scalar loads, so that the report gives what the copies gain.
+//
 // cuBLAS: cublasGemmEx with CUBLAS_COMPUTE_32F (fp32 accumulation; for fp32 inputs true fp32,
 // not TF32: the handle keeps cuBLAS's default math mode), fp32 C, on the same operands.
 //
@@ -449,8 +453,26 @@ inline void fail(benchmark::State& state, const std::string& why) {
 // ---------------------------------------------------------------------------
 // The rows.
 
+/// Which foundry call a row times: `foundry::gemm` (its plan, copies included), or rung 3 as
+/// it is (`gemm_with`, no copies: misaligned operands on the scalar loads), to measure what
+/// fp32 packing gains on the problems where the plan packs.
+enum class foundry_call { planned, unpacked };
+
+/// Whether foundry::gemm copies operands of fp32 problem `p` for rung 3's float4 loads
+/// (`detail::pack_for_vector_loads`), with the operands where the rows put them (each at the
+/// start of a buffer: 256-byte aligned). Host only: it reads the shape, never the memory.
+inline bool fp32_plan_packs(const sweep_problem& p) {
+  const auto at = [](std::uintptr_t address) { return reinterpret_cast<const float*>(address); };
+  const foundry::gemm_problem<float, float> q = foundry::make_gemm_problem<float, float>(
+      1.0f, p.a().view(at(256)), p.op_a, p.b().view(at(512)), p.op_b, 0.0f,
+      p.c().view(reinterpret_cast<float*>(std::uintptr_t{768})));
+  using policy = foundry::gemm_kernels::register_blocked_pack_policy;
+  return q.k >= policy::min_k && !foundry::gemm_kernels::skinny_shape(q) &&
+         foundry::gemm_kernels::plan_packing<float, policy>(q).any();
+}
+
 template <class In>
-void bm_foundry(benchmark::State& state, sweep_problem p) {
+void bm_foundry(benchmark::State& state, sweep_problem p, foundry_call call) {
   state.counters["sweep_class"] = static_cast<double>(p.kind);
   try {
     operands<In>& d = shared_operands<In>();
@@ -471,8 +493,15 @@ void bm_foundry(benchmark::State& state, sweep_problem p) {
       fail(state, std::string("the cuBLAS reference failed: ") + e.what());
       return;
     }
+    const auto run = [&](cuda::stream_ref st) {
+      if (call == foundry_call::unpacked) {
+        foundry::gemm_with(foundry::gemm_rung::register_blocked, 1.0f, va, p.op_a, vb, p.op_b, 0.0f, vc, st);
+      } else {
+        foundry::gemm(1.0f, va, p.op_a, vb, p.op_b, 0.0f, vc, st);
+      }
+    };
     try {
-      foundry::gemm(1.0f, va, p.op_a, vb, p.op_b, 0.0f, vc, d.s);
+      run(d.s);
     } catch (const std::exception& e) {
       fail(state, std::string("foundry::gemm threw: ") + e.what());
       return;
@@ -498,13 +527,14 @@ void bm_foundry(benchmark::State& state, sweep_problem p) {
     // The label names the plan the row ran (rung, tile, split, packing), so that the
     // report's worst rows say why.
     bench::options opt = options_of<In>();
-    opt.note = "plan: " +
-               foundry::make_gemm_plan(foundry::make_gemm_problem<In, float>(1.0f, va, p.op_a, vb, p.op_b, 0.0f, vc),
-                                       foundry::get_device_properties(foundry::stream_device(d.s.get())))
-                   .describe();
-    bench::measure(
-        state, d.s, work_of<In>(p),
-        [&](cuda::stream_ref st) { foundry::gemm(1.0f, va, p.op_a, vb, p.op_b, 0.0f, vc, st); }, opt);
+    const foundry::gemm_problem<In, float> problem =
+        foundry::make_gemm_problem<In, float>(1.0f, va, p.op_a, vb, p.op_b, 0.0f, vc);
+    const foundry::device_properties& device = foundry::get_device_properties(foundry::stream_device(d.s.get()));
+    opt.note = "plan: " + (call == foundry_call::unpacked
+                               ? foundry::make_gemm_plan(problem, foundry::gemm_rung::register_blocked, device.sm_count)
+                               : foundry::make_gemm_plan(problem, device))
+                              .describe();
+    bench::measure(state, d.s, work_of<In>(p), run, opt);
   } catch (const std::exception& e) {
     fail(state, e.what());  // the operands could not be built, or the comparison failed
   }
@@ -512,7 +542,7 @@ void bm_foundry(benchmark::State& state, sweep_problem p) {
 
 /// cuBLAS is the reference: its row is timed without a check against itself.
 template <class In>
-void bm_cublas(benchmark::State& state, sweep_problem p) {
+void bm_cublas(benchmark::State& state, sweep_problem p, foundry_call /*unused: cuBLAS is one call*/) {
   state.counters["sweep_class"] = static_cast<double>(p.kind);
   try {
     operands<In>& d = shared_operands<In>();
@@ -524,16 +554,21 @@ void bm_cublas(benchmark::State& state, sweep_problem p) {
   }
 }
 
-/// Registers the foundry and cuBLAS rows of every problem as gemm_sweep_<precision>/...
-/// Touches no GPU.
+/// Registers the foundry and cuBLAS rows of every problem as gemm_sweep_<precision>/..., and
+/// for the fp32 problems whose plan packs, a foundry_unpacked row (rung 3 without the copies)
+/// next to them. Touches no GPU.
 template <class In>
 bool register_sweep(const std::string& precision) {
+  using row_fn = void (*)(benchmark::State&, sweep_problem, foundry_call);
+  const auto add = [&precision](const char* variant, row_fn row, const sweep_problem& p, foundry_call call) {
+    const std::string name = "gemm_sweep_" + precision + "/" + variant + "/" + p.name();
+    benchmark::RegisterBenchmark(name.c_str(), row, p, call)->Apply(bench::configure)->Iterations(samples_per_row);
+  };
   for (const sweep_problem& p : sweep_problems()) {
-    for (const bool is_foundry : {true, false}) {
-      const std::string name = "gemm_sweep_" + precision + (is_foundry ? "/foundry/" : "/cublas/") + p.name();
-      using row_fn = void (*)(benchmark::State&, sweep_problem);
-      const row_fn row = is_foundry ? &bm_foundry<In> : &bm_cublas<In>;
-      benchmark::RegisterBenchmark(name.c_str(), row, p)->Apply(bench::configure)->Iterations(samples_per_row);
+    add("foundry", &bm_foundry<In>, p, foundry_call::planned);
+    add("cublas", &bm_cublas<In>, p, foundry_call::planned);
+    if constexpr (std::is_same_v<In, float>) {
+      if (fp32_plan_packs(p)) add("foundry_unpacked", &bm_foundry<In>, p, foundry_call::unpacked);
     }
   }
   return true;

@@ -292,6 +292,26 @@ def geometric_mean(values):
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
 
 
+def packing_lines(sweep, members):
+    """What fp32 packing gains: over the problems with a foundry_unpacked row (rung 3 without the
+    copies) beside a foundry row (the plan, copies included), the geometric mean and range of the
+    unpacked time over the planned one (above 1: the copies pay). Empty without such rows."""
+    pairs = []
+    for (algorithm, rest, variant), r in members.items():
+        planned = members.get((algorithm, rest, "foundry"))
+        if variant != "foundry_unpacked" or planned is None or r["error"] or planned["error"]:
+            continue
+        if r["seconds"] > 0 and planned["seconds"] > 0:
+            pairs.append((r["seconds"] / planned["seconds"], " ".join(rest)))
+    if not pairs:
+        return []
+    pairs.sort()
+    return ["", "Packing misaligned fp32 operands for rung 3's float4 loads, on the %d problems whose plan packs: "
+            "unpacked time / packed time, geometric mean %.3f× (%s %.2f× to %s %.2f×)." % (
+                len(pairs), geometric_mean([x for x, _ in pairs]), pairs[0][1], pairs[0][0], pairs[-1][1],
+                pairs[-1][0])]
+
+
 def sweep_tables(rows):
     """One line per precision of the shape sweep: over the problems whose foundry and cublas rows
     both ran, the geometric mean of cuBLAS's time over foundry's (above 1: foundry is faster), the
@@ -336,6 +356,7 @@ def sweep_tables(rows):
                   for x, shape, _, plan in ratios[:5] if plan]
     if plans:
         lines += ["", "The plans of the worst five (as `gemm_plan::describe()` printed them in the run):", ""] + plans
+    lines += packing_lines(sweep, members)
     if failed:
         lines += ["", "Failed sweep rows (not in the figures above):", ""]
         lines += ["- %s: %s" % (r["name"], r["error"]) for r in failed]

@@ -439,13 +439,79 @@ TEST_CASE("make_gemm_plan does not pack where the copy would cost more than it s
   skinny.lda = 16385;
   CHECK((foundry::make_gemm_plan(skinny, device).rung == gemm_rung::skinny &&
          !foundry::make_gemm_plan(skinny, device).pack_a));
-  auto fp32 = plan_problem<float>(4096, 4096, 4096);
-  fp32.lda = 4097;
+  auto fp32 = plan_problem<float>(64, 4096, 64);  // fp32 below the ceiling rule's 2^28 FLOPs
+  fp32.lda = 65;
   CHECK_FALSE(foundry::make_gemm_plan(fp32, device).pack_a);
   auto named = plan_problem<__nv_bfloat16>(4096, 4096, 4096);
   named.lda = 4100;
   const foundry::gemm_plan as_named = foundry::make_gemm_plan(named, gemm_rung::tensor_core, 132);
   CHECK((as_named.fallback && !as_named.pack_a));
+}
+
+TEST_CASE("make_gemm_plan packs misaligned fp32 operands for rung 3's float4 loads where the product is large",
+          "[gemm][plan][pack]") {
+  using foundry::gemm_rung;
+  const foundry::device_properties device = device_of(90);
+
+  // lda 4097: A alone is copied, to ld 4096, keeping its orientation; 1024 tiles, no split.
+  auto a_only = plan_problem<float>(4096, 4096, 4096);
+  a_only.lda = 4097;
+  const foundry::gemm_plan a = foundry::make_gemm_plan(a_only, device);
+  INFO(a.describe());
+  CHECK((a.rung == gemm_rung::register_blocked && a.split_k == 1 && a.block_m == 128 && a.block_n == 128));
+  CHECK((a.pack_a && !a.pack_b && a.packed_lda == 4096 && a.packed_ldb == 0 && !a.pack_a_transposed));
+  CHECK((a.pack_bytes == 4096u * 4096u * 4u && a.workspace_bytes == a.pack_bytes));
+  CHECK(contains(a.describe(), ", A packed (ld 4096), split-K 1 ("));
+  CHECK(contains(a.why, "float4"));
+  // The copies' rows are 16-byte aligned wherever the workspace starts (256-byte aligned).
+  const auto q = gk::packed_problem(a_only, a, gk::pack_alignment * 3);
+  CHECK((gk::operand_rows_aligned(q.a, q.lda) && gk::operand_rows_aligned(q.b, q.ldb)));
+
+  // B's base one float off, and an M-contiguous A of 1001 rows (ld 1001): both copied; A to ld 1004.
+  auto both = plan_problem<float>(1001, 4096, 4096);
+  both.a_k_contiguous = false;
+  both.lda = 1001;
+  both.b = fake_address<float>(8192 + 4);
+  const foundry::gemm_plan ab = foundry::make_gemm_plan(both, device);
+  CHECK((ab.pack_a && ab.pack_b && ab.packed_lda == 1004 && ab.packed_ldb == 4096));
+  CHECK(ab.pack_bytes == 4096u * 1004u * 4u + 4096u * 4096u * 4u);  // each a multiple of 256 bytes
+
+  // Packed and split: 1024 x 1024 x 8192 keeps rung 3's 4 slices of 2048 behind the copy.
+  auto deep = plan_problem<float>(1024, 1024, 8192);
+  deep.ldb = 1026;
+  const foundry::gemm_plan split = foundry::make_gemm_plan(deep, device);
+  CHECK((split.pack_b && !split.pack_a && split.packed_ldb == 1024 && split.split_k == 4));
+  CHECK(split.workspace_bytes == split.pack_bytes + 4u * 1024u * 1024u * sizeof(float));
+
+  // Aligned operands, a product under 2^28 FLOPs, K under 64 (C's tiles dominate), and rung 3
+  // named by the caller (gemm_with): no copy.
+  CHECK_FALSE(foundry::make_gemm_plan(plan_problem<float>(4096, 4096, 4096), device).pack_a);
+  auto shallow = plan_problem<float>(16384, 16384, 63);  // lda 63: rows off 16 bytes
+  REQUIRE(gk::plan_packing<float, gk::register_blocked_pack_policy>(shallow).a);
+  CHECK_FALSE(foundry::make_gemm_plan(shallow, device).pack_a);
+  shallow.k = shallow.lda = 64 + 1;
+  CHECK(foundry::make_gemm_plan(shallow, device).pack_a);
+  auto small = plan_problem<float>(500, 500, 500);  // 2.5e8 FLOPs
+  small.lda = 501;
+  CHECK_FALSE(foundry::make_gemm_plan(small, device).pack_a);
+  const foundry::gemm_plan named = foundry::make_gemm_plan(a_only, gemm_rung::register_blocked, 132);
+  CHECK((!named.pack_a && named.workspace_bytes == 0));
+
+  // TF32 asked for where its K-major copies do not pay (an M-contiguous A of a product under the
+  // tensor cores' ceiling rule) but rung 3's copy does: rung 3, A packed in its own orientation.
+  auto tf32 = plan_problem<float>(1001, 1003, 1000);  // 2.0e9 FLOPs
+  tf32.math = foundry::gemm_math::tf32;
+  tf32.lda = 1001;
+  tf32.a_k_contiguous = false;
+  tf32.ldb = 1003;
+  const foundry::gemm_plan t = foundry::make_gemm_plan(tf32, device);
+  INFO(t.describe());
+  if (t.rung == gemm_rung::register_blocked) {
+    CHECK((t.pack_a && t.pack_b && !t.pack_a_transposed && t.packed_lda == 1004 && t.packed_ldb == 1004));
+  } else {
+    CHECK(t.rung == gemm_rung::wgmma);  // TF32's own copies paid: packed K-major for the wgmma kernel
+    CHECK((t.pack_a && t.pack_a_transposed));
+  }
 }
 
 // The sweep's problems (bench/gemm_sweep.cuh) as foundry::gemm receives them: "<M>x<N>x<K>_<layouts>_<pads>",
@@ -787,6 +853,95 @@ TEMPLATE_TEST_CASE("gemm packs misaligned operands of a large product with the d
   foundry::test::gemm_case c = pack_case({1000, 1030, 270}, 3, 1, true, true);
   c.b_n_contiguous = false;
   CHECK(require_packed<TestType, gk::gemm_pack_policy>(c).path);
+}
+
+// fp32 (rung 3): operands off 16-byte rows copied for the float4 loads. The element-wise bound
+// is 2e-5 (K <= 270) or 2e-4 (K = 2048) of sum |a b|: fp32 accumulation of K products, each
+// sum rounded at most K u (u = 6e-8) of sum |a b| (K u = 1.6e-5 and 1.2e-4), plus the split-K reduce's
+// few additions.
+namespace {
+
+// Whether case c stores this fp32 operand off 16-byte boundaries (pad or offset not a multiple of 4).
+bool misaligned_fp32(const foundry::test::gemm_case& c, bool padded) {
+  return padded && (c.ld_extra % 4 != 0 || c.operand_offset % 4 != 0);
+}
+
+// Runs case c through rung 3's plan packed by `Policy` (the default policy: make_gemm_plan's own
+// plan) with launch_plan, and checks the result; the outcome's path says whether the plan copied
+// exactly the misaligned operands.
+template <class Policy = pack_any_size>
+foundry::test::gemm_outcome require_packed_fp32(const foundry::test::gemm_case& c,
+                                                cuda::std::span<float> workspace = {}) {
+  INFO(foundry::test::describe(c));
+  const auto plan_of = [](const foundry::gemm_problem<float, float>& p) {
+    const foundry::device_properties& d = foundry::get_device_properties();
+    if constexpr (std::is_same_v<Policy, gk::register_blocked_pack_policy>) return foundry::make_gemm_plan(p, d);
+    return foundry::detail::pack_for_vector_loads<Policy>(
+        foundry::make_gemm_plan(p, foundry::gemm_rung::register_blocked, d.sm_count), p);
+  };
+  const auto path = [&c, &plan_of](const foundry::gemm_problem<float, float>& p) {
+    const foundry::gemm_plan plan = plan_of(p);
+    UNSCOPED_INFO(plan.describe());
+    return plan.rung == foundry::gemm_rung::register_blocked && plan.pack_a == misaligned_fp32(c, c.pad_a) &&
+           plan.pack_b == misaligned_fp32(c, c.pad_b);
+  };
+  const auto enqueue = [workspace, &plan_of](const foundry::gemm_problem<float, float>& p, cuda::stream_ref s) {
+    foundry::detail::launch_plan(plan_of(p), p, workspace, s);
+  };
+  return foundry::test::check_gemm_outcome(foundry::test::run_gemm_case<float>(c, path, enqueue), "fp32 packed plan");
+}
+
+}  // namespace
+
+TEST_CASE("gemm packs misaligned fp32 operands for rung 3: every pad 0..7 in every layout, a base off or not",
+          "[gpu][gemm][pack]") {
+  for (const bool a_k : {true, false}) {
+    for (const bool b_n : {true, false}) {
+      for (int pad = 0; pad < 8; ++pad) {
+        // Pads 0 and 4 without an offset are the aligned controls: nothing copied.
+        for (const int offset : {0, 1}) {
+          foundry::test::gemm_case c = pack_case({130, 197, 161}, pad, offset, true, pad % 2 == 0);
+          c.a_k_contiguous = a_k;
+          c.b_n_contiguous = b_n;
+          c.bound_scale = 2e-5;
+          CHECK(require_packed_fp32(c).path);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("gemm packs fp32 operands and splits K, into its own workspace or a caller's poisoned one",
+          "[gpu][gemm][pack]") {
+  // 130 x 260 x 2048: 6 block tiles for 132 SMs, so K is split; the slices follow the copies.
+  foundry::test::gemm_case c = pack_case({130, 260, 2048}, 3, 1, true, true);
+  c.a_k_contiguous = false;
+  c.bound_scale = 2e-4;
+  foundry::gemm_problem<float, float> shape_only;
+  shape_only.m = c.m;
+  shape_only.n = c.n;
+  shape_only.k = c.k;
+  shape_only.lda = c.m + 3;
+  shape_only.a_k_contiguous = false;
+  shape_only.ldb = c.n + 3;
+  const foundry::device_properties& d = foundry::get_device_properties();
+  const foundry::gemm_plan plan = foundry::detail::pack_for_vector_loads<pack_any_size>(
+      foundry::make_gemm_plan(shape_only, foundry::gemm_rung::register_blocked, d.sm_count), shape_only);
+  INFO(plan.describe());
+  REQUIRE((plan.pack_a && plan.pack_b && plan.split_k > 1));
+  CHECK(require_packed_fp32(c).path);
+  foundry::stream s;
+  auto workspace = foundry::test::poisoned_device_buffer<float>(plan.workspace_bytes / sizeof(float), s);
+  s.synchronize();
+  CHECK(require_packed_fp32(c, workspace.span()).path);
+}
+
+TEST_CASE("gemm packs misaligned fp32 operands of a large product with the default rule", "[gpu][gemm][pack]") {
+  // 1000 x 1030 x 270: 5.6e8 FLOPs (over 2^28) against copies of about 4.4 MB.
+  foundry::test::gemm_case c = pack_case({1000, 1030, 270}, 3, 1, true, true);
+  c.b_n_contiguous = false;
+  c.bound_scale = 2e-5;
+  CHECK(require_packed_fp32<gk::register_blocked_pack_policy>(c).path);
 }
 
 namespace {

@@ -30,6 +30,7 @@ const T* fake_address(std::uintptr_t address) {
 struct pack_any_size : gemm_kernels::gemm_pack_policy {
   static constexpr double flops_per_byte = 1e-30;
   static constexpr double min_flops = 0.0;
+  static constexpr std::int64_t min_k = 0;  ///< fp32's packing (detail::pack_for_vector_loads): any K
 };
 
 /// The plan foundry::gemm follows for `p` on this device, with rung `rung` and packing as

@@ -378,6 +378,25 @@ template <class Policy = gemm_kernels::gemm_pack_policy, class In, class SmCount
   }
 }
 
+/// `plan` (rung 3's, for fp32 `p`) with A and B copied where their rows are off 16-byte
+/// boundaries, so that the kernel takes its float4 path, if K is at least `Policy::min_k` and
+/// the copies cost no more than the product at the CUDA cores' ceilings (`gemm_kernels::plan_packing` with `Policy`, as
+/// `gemm_kernels::register_blocked_pack_policy`); else `plan`, whose kernel then loads
+/// scalars. A plan of another rung, or one that already packs, is returned as it is. The
+/// tile and split do not change: the copies have the operands' shapes. Touches no GPU.
+template <class Policy = gemm_kernels::register_blocked_pack_policy>
+[[nodiscard]] gemm_plan pack_for_vector_loads(const gemm_plan& plan, const gemm_problem<float, float>& p) {
+  if (plan.rung != gemm_rung::register_blocked || plan.pack_a || plan.pack_b || p.k < Policy::min_k) return plan;
+  const gemm_kernels::gemm_pack_plan packing = gemm_kernels::plan_packing<float, Policy>(p);
+  if (!packing.any()) return plan;
+  gemm_plan packed = plan;
+  gemm_kernels::detail::record_packing(packed, packing);
+  packed.why =
+      "fp32 operand rows off a 16-byte boundary, packed for float4 loads: the copy costs less than the product at "
+      "the CUDA cores' ceilings";
+  return packed;
+}
+
 /// Enqueues `p` on `s` with the launch function of the kernel `plan` names
 /// (asynchronous); `workspace` as `split_k_options::workspace`. A plan that packs
 /// operands first enqueues their copies (`gemm_kernels::detail::packed_operands`: a
@@ -392,8 +411,10 @@ void launch_plan(const gemm_plan& plan, const gemm_problem<In, Out>& p, cuda::st
   }
   if constexpr (std::is_same_v<In, float> && std::is_same_v<Out, float>) {
     if (plan.rung == gemm_rung::shared_tiled) return gemm_kernels::gemm_shared_tiled(p, s);
-    if (plan.rung == gemm_rung::register_blocked)
-      return gemm_kernels::launch_register_blocked_as_planned(plan, p, workspace, s);
+    if (plan.rung == gemm_rung::register_blocked) {
+      const gemm_kernels::detail::packed_operands<In> operands(plan, p, workspace, s);  // none: p itself
+      return gemm_kernels::launch_register_blocked_as_planned(plan, operands.problem(), operands.workspace(), s);
+    }
     if (plan.rung == gemm_rung::wgmma) {                                                // TF32
       const gemm_kernels::detail::packed_operands<In> operands(plan, p, workspace, s);  // none: p itself
       return gemm_kernels::launch_wgmma<In>(plan, operands.problem(), operands.workspace(), s);
@@ -436,7 +457,9 @@ matrix_view<const std::remove_const_t<T>> as_const_view(const matrix_view<T>& x)
 /// (`detail::pack_where_it_pays`, gemm_pack.cuh). fp32 inputs under `gemm_math::tf32`
 /// (`p.math`) that would take rung 3 take the wgmma kernel as TF32 instead where the device
 /// runs it (compute capability 9.0, sm_90a code built), their operands packed K-major first
-/// where they are not and the copy pays. Touches no GPU
+/// where they are not and the copy pays. fp32 operands whose rows are off 16-byte boundaries
+/// are copied for rung 3's float4 loads where the copy is cheap next to the product
+/// (`detail::pack_for_vector_loads`). Touches no GPU
 /// but the (cached) device query. Throws
 /// `cuda_error` if the device cannot be queried, `std::invalid_argument` as the
 /// rung's plan builder (a grid too large, K too long).
@@ -449,11 +472,15 @@ template <class In, class Out>
   if constexpr (std::is_same_v<In, float> && std::is_same_v<Out, float>) {
     if (p.math == gemm_math::tf32 && rung == gemm_rung::register_blocked &&
         gemm_kernels::gemm_wgmma_available(device.compute_capability())) {
-      return detail::pack_where_it_pays(detail::plan_rung(gemm_rung::wgmma, p, 0, sm_count), gemm_rung::wgmma, p,
-                                        sm_count);
+      // Where TF32's copies do not pay, rung 3 may still pack for its float4 loads.
+      return detail::pack_for_vector_loads(detail::pack_where_it_pays(
+          detail::plan_rung(gemm_rung::wgmma, p, 0, sm_count), gemm_rung::wgmma, p, sm_count), p);
     }
   }
   const gemm_plan plan = detail::plan_rung(rung, p, 0, sm_count);
+  if constexpr (std::is_same_v<In, float> && std::is_same_v<Out, float>) {
+    if (rung == gemm_rung::register_blocked) return detail::pack_for_vector_loads(plan, p);
+  }
   if constexpr (!std::is_same_v<In, float> && std::is_same_v<Out, float>) {
     if (rung == gemm_rung::tensor_core || rung == gemm_rung::wgmma) {
       return detail::pack_where_it_pays(plan, rung, p, sm_count);
@@ -513,10 +540,12 @@ void gemm_with(gemm_rung rung, float alpha, matrix_view<TA> a, matrix_op op_a, m
 ///   of 8 are copied first into an aligned workspace where the product is large
 ///   next to them, or where that is modelled faster for a small product
 ///   (gemm_pack.cuh), so that the fast kernels run; otherwise they take rung 4's
-///   fallback kernel, K split as the same model favours.
+///   fallback kernel, K split as the same model favours. fp32 operands off 16-byte
+///   rows are copied likewise for rung 3's float4 loads where the product is large
+///   (at least 2^28 FLOPs) next to them.
 /// - Asynchronous: enqueued on `s`; returns without synchronising. The fp32
 ///   path and the 16-bit rungs (tensor_core, wgmma) may allocate split-K
-///   workspace and the 16-bit ones the packed copies, stream-ordered on `s`; so
+///   workspace and the packed copies, stream-ordered on `s`; so
 ///   may the skinny rung (M or N small).
 /// - Throws `std::invalid_argument` for inconsistent shapes, a leading
 ///   dimension too small, an extent past the address range or a null pointer with

@@ -24,6 +24,12 @@
 ///   (algorithms/transpose.cuh), into a K-contiguous copy whose row length is rounded up
 ///   to 4 floats. Its padding is left unwritten: TMA reads a copy only within its extents.
 ///   TF32 copies follow the ceiling rule alone.
+/// - fp32 on the CUDA cores (rung 3): its float4 path needs A's and B's rows on 16-byte
+///   boundaries; a misaligned operand is copied, orientation kept, ld rounded up to 4 floats,
+///   by the ceiling rule alone (`register_blocked_pack_policy`). The scalar path's cost is in
+///   its instructions (four loads and their predicates for each float4), which the large
+///   products feel; the small ones are latency-bound either way, and a copy would only add
+///   its launch.
 /// - The rule has two parts, with their figures in `gemm_pack_policy`. A product of at least
 ///   `min_flops` is packed when the copies' bytes (read and written) cost no more time than
 ///   the product would at the device's ceilings (`packing_pays`). A smaller one is packed when
@@ -118,6 +124,21 @@ struct gemm_pack_policy {
   /// A plan replaces the rung's own only where it is modelled at most this fraction of its
   /// time: the fallback's figures fit the sweep's rows within about 25%.
   static constexpr double clear_gain = 0.75;
+};
+
+/// The ceiling rule for fp32 on the CUDA cores (rung 3), whose float4 path needs A's and B's
+/// rows on 16-byte boundaries (otherwise each float4 becomes four predicated scalar loads):
+/// the same rule and threshold as `gemm_pack_policy`, with the CUDA cores' FLOPs per byte.
+struct register_blocked_pack_policy : gemm_pack_policy {
+  /// fp32 FLOPs on the CUDA cores in the time DRAM moves one byte: cuBLAS SGEMM's 51 TFLOP/s
+  /// over the H200's 4.8 TB/s, 10.6, rounded down. A copy of an operand then costs at most
+  /// about as long as the product's own operand traffic, and 2^28 FLOPs (`min_flops`) take
+  /// at least ~5 us on the CUDA cores, against a copy's ~2.5 us launch.
+  static constexpr double flops_per_byte = 10.0;
+  /// Shallowest K that is packed: 64, 8 of rung 3's K steps. The scalar loads cost per K
+  /// step; below this the time goes to C's tiles (written once, after a few steps), which a
+  /// copy of A or B does not speed up (16384 x 16384 x 1: 348 us on the H100, cuBLAS 404).
+  static constexpr std::int64_t min_k = 64;
 };
 
 /// Alignment of each copy in the workspace: what `cudaMallocAsync` returns, and more
