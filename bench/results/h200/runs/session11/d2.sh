@@ -1,9 +1,6 @@
 #!/bin/bash
 # Session 11, call 2 (on the machine that d1.sh built on): bench_pipeline alone (issue 19's
-# rows for the current schedule; it no longer pins and fills its host arrays each run),
-# then bench_gemm's fp32 rows and the fp32 sweep (with short-n-tile.patch applied: rung 3's
-# 128 x 64 tile for C of 17-64 columns; 16384x32x16384 took 1503 us in 128 x 128 tiles on
-# an H100, cuBLAS 540).
+# rows for the current schedule; it no longer pins and fills its host arrays each run).
 # On an H200 (H200=1), first issue 18's three binaries in one run of the project's script.
 O=$1; cd /tmp/t || exit 1
 [ -x build/h200/bench/bench_pipeline ] || scripts/gpu-check.sh /tmp/build build > /dev/null 2>&1
@@ -13,10 +10,7 @@ if [ "${H200:-0}" = 1 ]; then
 fi
 BENCH_BINARIES="bench_pipeline" timeout ${T1:-300} scripts/gpu-check.sh $O/p bench > /tmp/p-summary.txt 2>&1
 echo "pipeline rc=$?"; tail -3 /tmp/p-summary.txt; rm -f $O/p/bench.log
-BENCH_BINARIES="bench_gemm bench_gemm_sweep_fp32" BENCH_ARGS="--benchmark_filter=gemm_f32/(foundry|cublas)/|gemm_sweep_fp32 --benchmark_repetitions=3 --benchmark_enable_random_interleaving=true" \
-  timeout ${T2:-200} scripts/gpu-check.sh $O/c bench > /tmp/c-summary.txt 2>&1
-echo "gemm rc=$?"; rm -f $O/c/bench.log
-for f in $O/p/bench/benchmarks.json $O/c/bench/benchmarks.json; do [ -f $f ] && python3 - "$f" <<'PY'
+for f in $O/p/bench/benchmarks.json; do [ -f $f ] && python3 - "$f" <<'PY'
 import json,sys,collections,statistics
 d=json.load(open(sys.argv[1])); m=collections.defaultdict(list)
 for b in d.get('benchmarks',[]):
