@@ -19,3 +19,19 @@ for k,v in m.items():
     print(f"{k:72s} {statistics.median(v):10.2f}")
 PY
 done
+# Kernel time of small rows, where foundry takes 6-29 us against cuBLAS's 3-10 (H100): whether
+# the kernels or what lies between them take the time.
+timeout ${T3:-100} ncu --metrics gpu__time_duration.sum --csv --print-units base \
+  build/h200/bench/bench_gemm_sweep_fp32 --benchmark_filter='/(608x118x51|5789x645x1|1110x610x2|183x1381x19|9x570x26)_' \
+  > $O/ncu-small.csv 2> $O/ncu-small.err; echo "ncu rc=$?"
+python3 - $O/ncu-small.csv <<'PY'
+import csv,sys,collections
+rows=[r for r in csv.reader(open(sys.argv[1])) if len(r)>10]
+if not rows: sys.exit()
+h=rows[0]; ki=h.index('Kernel Name'); vi=h.index('Metric Value')
+t=collections.defaultdict(list)
+for r in rows[1:]:
+    try: t[r[ki][:90]].append(float(r[vi]))
+    except ValueError: pass
+for k,v in t.items(): v.sort(); print(f"{len(v):4d} median {v[len(v)//2]/1000:8.2f} us  {k}")
+PY
