@@ -19,19 +19,20 @@ for k,v in m.items():
     print(f"{k:72s} {statistics.median(v):10.2f}")
 PY
 done
-# Kernel time of small rows, where foundry takes 6-29 us against cuBLAS's 3-10 (H100): whether
+# Kernel time and DRAM bytes of small rows, where foundry takes 6-29 us against cuBLAS's 3-10
+# (H100), and of 10535x4849x17 (C of misaligned rows, 0.71x): whether
 # the kernels or what lies between them take the time.
-timeout ${T3:-100} ncu --metrics gpu__time_duration.sum --csv --print-units base \
-  build/h200/bench/bench_gemm_sweep_fp32 --benchmark_filter='/(608x118x51|5789x645x1|1110x610x2|183x1381x19|9x570x26)_' \
+timeout ${T3:-100} ncu --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum --csv --print-units base \
+  build/h200/bench/bench_gemm_sweep_fp32 --benchmark_filter='/(608x118x51|5789x645x1|1110x610x2|183x1381x19|9x570x26|10535x4849x17)_' \
   > $O/ncu-small.csv 2> $O/ncu-small.err; echo "ncu rc=$?"
 python3 - $O/ncu-small.csv <<'PY'
 import csv,sys,collections
 rows=[r for r in csv.reader(open(sys.argv[1])) if len(r)>10]
 if not rows: sys.exit()
-h=rows[0]; ki=h.index('Kernel Name'); vi=h.index('Metric Value')
+h=rows[0]; ki=h.index('Kernel Name'); vi=h.index('Metric Value'); mi=h.index('Metric Name')
 t=collections.defaultdict(list)
 for r in rows[1:]:
-    try: t[r[ki][:90]].append(float(r[vi]))
+    try: t[(r[ki][:150],r[mi])].append(float(r[vi]))
     except ValueError: pass
-for k,v in t.items(): v.sort(); print(f"{len(v):4d} median {v[len(v)//2]/1000:8.2f} us  {k}")
+for (k,m),v in sorted(t.items()): v.sort(); print(f"{len(v):4d} {m:24s} median {v[len(v)//2]:14.1f}  {k}")
 PY
