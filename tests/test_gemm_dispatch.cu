@@ -19,6 +19,7 @@
 #include <cuda/std/span>
 #include <cuda/stream_ref>
 
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -261,10 +262,25 @@ TEST_CASE(
     CHECK(gk::plan_has_policy_tile<gk::register_blocked_short_n_policy>(plan));
   }
   CHECK(foundry::make_gemm_plan(plan_problem<float>(16384, 65, 16384), h200).block_n == 128);
+  // Where both fit, the 64-row tile (on one SM, so that one block fills it).
   CHECK(gk::plan_has_policy_tile<gk::register_blocked_short_m_policy>(
-      foundry::make_gemm_plan(plan_problem<float>(64, 40, 512), h200)));
+      gk::register_blocked_plan_for_shape(plan_problem<float>(64, 40, 512), 0, 1)));
   CHECK(gk::plan_has_policy_tile<gk::register_blocked_short_n_policy>(
-      foundry::make_gemm_plan(plan_problem<float>(100, 40, 512), h200)));
+      gk::register_blocked_plan_for_shape(plan_problem<float>(100, 40, 512), 0, 1)));
+  // Fewer blocks than SMs in those tiles: 32 x 32 tiles. 608 x 118 x 51: 5 tiles of 128 x 128,
+  // K too short to split; 76 of 32 x 32. 1492 x 37 x 139: 12 tiles of 128 x 64 in 2 slices; 94
+  // of 32 x 32 in 2 slices. 183 x 1381 x 19: 22 tiles; 264.
+  for (const auto& [m, n, k, splits] : std::vector<std::array<std::int64_t, 4>>{
+           {608, 118, 51, 1}, {1492, 37, 139, 2}, {183, 1381, 19, 1}, {64, 40, 512, 8}, {1110, 610, 2, 1}}) {
+    CAPTURE(m, n, k);
+    const foundry::gemm_plan plan = foundry::make_gemm_plan(plan_problem<float>(m, n, k), h200);
+    CHECK(gk::plan_has_policy_tile<gk::register_blocked_small_policy>(plan));
+    CHECK((plan.block_m == 32 && plan.block_n == 32 && plan.min_blocks_per_sm == 8 && plan.split_k == splits));
+    CHECK(std::string(plan.why).find("32 x 32") != std::string::npos);
+  }
+  // Enough blocks in the larger tiles: 5789 x 645 x 1 has 276 of 128 x 128.
+  CHECK(gk::plan_has_policy_tile<gk::register_blocked_default_policy>(
+      foundry::make_gemm_plan(plan_problem<float>(5789, 645, 1), h200)));
   // 1950 x 23 x 670: 16 tiles of 128 x 64 on 528 slots, K in 10 slices of 72 (at least 64 deep).
   const foundry::gemm_plan few_tiles = foundry::make_gemm_plan(plan_problem<float>(1950, 23, 670), h200);
   CHECK((few_tiles.block_n == 64 && few_tiles.split_k == 10 && few_tiles.k_per_split == 72));
@@ -491,7 +507,7 @@ TEST_CASE("make_gemm_plan packs misaligned fp32 operands for rung 3's float4 loa
   CHECK_FALSE(foundry::make_gemm_plan(shallow, device).pack_a);
   shallow.k = shallow.lda = 64 + 1;
   CHECK(foundry::make_gemm_plan(shallow, device).pack_a);
-  auto small = plan_problem<float>(500, 500, 500);  // 2.5e8 FLOPs
+  auto small = plan_problem<float>(1000, 1000, 1000);  // 2.0e9 FLOPs, under 2^31
   small.lda = 501;
   CHECK_FALSE(foundry::make_gemm_plan(small, device).pack_a);
   const foundry::gemm_plan named = foundry::make_gemm_plan(a_only, gemm_rung::register_blocked, 132);
@@ -499,15 +515,15 @@ TEST_CASE("make_gemm_plan packs misaligned fp32 operands for rung 3's float4 loa
 
   // TF32 asked for where its K-major copies do not pay (an M-contiguous A of a product under the
   // tensor cores' ceiling rule) but rung 3's copy does: rung 3, A packed in its own orientation.
-  auto tf32 = plan_problem<float>(1001, 1003, 1000);  // 2.0e9 FLOPs
+  auto tf32 = plan_problem<float>(1301, 1303, 1300);  // 4.4e9 FLOPs
   tf32.math = foundry::gemm_math::tf32;
-  tf32.lda = 1001;
+  tf32.lda = 1301;
   tf32.a_k_contiguous = false;
-  tf32.ldb = 1003;
+  tf32.ldb = 1303;
   const foundry::gemm_plan t = foundry::make_gemm_plan(tf32, device);
   INFO(t.describe());
   if (t.rung == gemm_rung::register_blocked) {
-    CHECK((t.pack_a && t.pack_b && !t.pack_a_transposed && t.packed_lda == 1004 && t.packed_ldb == 1004));
+    CHECK((t.pack_a && t.pack_b && !t.pack_a_transposed && t.packed_lda == 1304 && t.packed_ldb == 1304));
   } else {
     CHECK(t.rung == gemm_rung::wgmma);  // TF32's own copies paid: packed K-major for the wgmma kernel
     CHECK((t.pack_a && t.pack_a_transposed));
@@ -856,8 +872,8 @@ TEMPLATE_TEST_CASE("gemm packs misaligned operands of a large product with the d
 }
 
 // fp32 (rung 3): operands off 16-byte rows copied for the float4 loads. The element-wise bound
-// is 2e-5 (K <= 270) or 2e-4 (K = 2048) of sum |a b|: fp32 accumulation of K products, each
-// sum rounded at most K u (u = 6e-8) of sum |a b| (K u = 1.6e-5 and 1.2e-4), plus the split-K reduce's
+// is 2e-5 (K = 161), 1e-4 (K = 1000) or 2e-4 (K = 2048) of sum |a b|: fp32 accumulation of K products, each
+// sum rounded at most K u (u = 6e-8) of sum |a b| (K u = 1e-5, 6e-5 and 1.2e-4), plus the split-K reduce's
 // few additions.
 namespace {
 
@@ -937,10 +953,10 @@ TEST_CASE("gemm packs fp32 operands and splits K, into its own workspace or a ca
 }
 
 TEST_CASE("gemm packs misaligned fp32 operands of a large product with the default rule", "[gpu][gemm][pack]") {
-  // 1000 x 1030 x 270: 5.6e8 FLOPs (over 2^28) against copies of about 4.4 MB.
-  foundry::test::gemm_case c = pack_case({1000, 1030, 270}, 3, 1, true, true);
+  // 1100 x 1030 x 1000: 2.3e9 FLOPs (over 2^31) against copies of about 17 MB. K u = 6e-5.
+  foundry::test::gemm_case c = pack_case({1100, 1030, 1000}, 3, 1, true, true);
   c.b_n_contiguous = false;
-  c.bound_scale = 2e-5;
+  c.bound_scale = 1e-4;
   CHECK(require_packed_fp32<gk::register_blocked_pack_policy>(c).path);
 }
 

@@ -272,9 +272,11 @@ TEST_CASE("gemm matches the reference on non-square shapes and across tile edges
   foundry::stream s;
   // Thin rows and columns; sizes one past and one short of the 32- and
   // 128-wide tiles; K not a multiple of 4 or 8; a 64 × 96 × 3000 problem that
-  // register_blocked splits along K; C of 45 columns (register_blocked's 64-column tile).
-  const std::vector<std::vector<std::int64_t>> shapes{{1, 300, 7},   {300, 1, 7},    {5, 7, 1},      {33, 31, 129},
-                                                      {129, 257, 9}, {259, 130, 37}, {64, 96, 3000}, {200, 45, 70}};
+  // register_blocked splits along K; C of 45 columns in 2 tiles of 128 x 64 (so register_blocked's
+  // 32 x 32 tile) and in 133 (its 64-column tile).
+  const std::vector<std::vector<std::int64_t>> shapes{{1, 300, 7},    {300, 1, 7},   {5, 7, 1},
+                                                      {33, 31, 129},  {129, 257, 9}, {259, 130, 37},
+                                                      {64, 96, 3000}, {200, 45, 70}, {17000, 45, 70}};
   for (const auto& shape : shapes) {
     for (const auto& g : all_transposes(shape[0], shape[1], shape[2], 1.0f, 0.0f)) check_case(r, g, s);
   }
@@ -290,7 +292,9 @@ TEST_CASE("register_blocked with other thread tiles matches the reference", "[gp
        {"register_blocked 64x128 (short_m)", std::nullopt,
         static_cast<direct_launcher>(&gk::gemm_register_blocked<gk::register_blocked_short_m_policy>)},
        {"register_blocked 128x64 (short_n)", std::nullopt,
-        static_cast<direct_launcher>(&gk::gemm_register_blocked<gk::register_blocked_short_n_policy>)}}));
+        static_cast<direct_launcher>(&gk::gemm_register_blocked<gk::register_blocked_short_n_policy>)},
+       {"register_blocked 32x32 (small)", std::nullopt,
+        static_cast<direct_launcher>(&gk::gemm_register_blocked<gk::register_blocked_small_policy>)}}));
   foundry::stream s;
   // Across the block and piece edges of both tiles, a K split in slices, and (offset 1) the
   // scalar path.

@@ -26,7 +26,8 @@
 ///   TF32 copies follow the ceiling rule alone.
 /// - fp32 on the CUDA cores (rung 3): its float4 path needs A's and B's rows on 16-byte
 ///   boundaries; a misaligned operand is copied, orientation kept, ld rounded up to 4 floats,
-///   by the ceiling rule alone (`register_blocked_pack_policy`). The scalar path's cost is in
+///   by the ceiling rule alone, for products of at least 2^31 FLOPs
+///   (`register_blocked_pack_policy`). The scalar path's cost is in
 ///   its instructions (four loads and their predicates for each float4), which the large
 ///   products feel; the small ones are latency-bound either way, and a copy would only add
 ///   its launch.
@@ -132,9 +133,15 @@ struct gemm_pack_policy {
 struct register_blocked_pack_policy : gemm_pack_policy {
   /// fp32 FLOPs on the CUDA cores in the time DRAM moves one byte: cuBLAS SGEMM's 51 TFLOP/s
   /// over the H200's 4.8 TB/s, 10.6, rounded down. A copy of an operand then costs at most
-  /// about as long as the product's own operand traffic, and 2^28 FLOPs (`min_flops`) take
-  /// at least ~5 us on the CUDA cores, against a copy's ~2.5 us launch.
+  /// about as long as the product's own operand traffic.
   static constexpr double flops_per_byte = 10.0;
+  /// Smallest product packed: 2^31 FLOPs (~50 us on rung 3). Below it the float4 path saves
+  /// less than a copy of the large operand costs (H100 sweep, rung 3 alone -> packed, us):
+  /// 125 x 10970 x 318 (0.87 GFLOP, 28 MB copied) 60.2 -> 72.3, 127 x 5368 x 617 38.9 -> 46.2;
+  /// above it every packed row gained: 9204 x 3883 x 237 529.7 -> 431.6, 3324 x 10802 x 134
+  /// 299.3 -> 257.0, 82 x 2455 x 7918 150.4 -> 134.1 (155 MB copied), 563 x 2426 x 2931
+  /// 320.5 -> 311.5. The one small row that gained, 654 x 3234 x 130 (44.0 -> 40.7), is left out.
+  static constexpr double min_flops = 2147483648.0;
   /// Shallowest K that is packed: 64, 8 of rung 3's K steps. The scalar loads cost per K
   /// step; below this the time goes to C's tiles (written once, after a few steps), which a
   /// copy of A or B does not speed up (16384 x 16384 x 1: 348 us on the H100, cuBLAS 404).

@@ -124,6 +124,14 @@ using register_blocked_short_m_policy = register_blocked_policy<64, 128, 8, 4, 8
 /// the default's 128-column tiles on an H100 (cuBLAS: 540). Not yet run on a GPU.
 using register_blocked_short_n_policy = register_blocked_policy<128, 64, 8, 4, 8, 8>;
 
+/// Rung 3's tile for products too small to occupy the GPU in the tiles above: 32 × 32, 64
+/// threads of 4 × 4 sub-tiles, 8 blocks a SM (the 128-register cap holds it without spills).
+/// On an H100, 1110 × 610 × 2 took 12.9 us in 45 tiles of 128 × 128, cuBLAS 6.3 in 700 of
+/// 32 × 32 (64 threads, as here); 608 × 118 × 51: 19.6 us in 5 tiles, cuBLAS 6.5 in 76 (ncu,
+/// base clocks). A block of the large tiles costs ~11 us there before its first K step
+/// counts, so a grid of fewer blocks than SMs waits on a few of them.
+using register_blocked_small_policy = register_blocked_policy<32, 32, 8, 8, 4, 4>;
+
 namespace detail {
 
 /// This thread's register fragments of K step `kk` of the shared tiles `as` and `bs`
@@ -289,20 +297,28 @@ template <class Policy = register_blocked_default_policy>
 
 /// Rung 3's plan with the tile that fits `p`: `register_blocked_short_m_policy` for C of
 /// at most 64 rows, else `register_blocked_short_n_policy` for C of at most 64 columns
-/// (where both fit, each pads C to one 64 × 128 area), else the default.
+/// (where both fit, each pads C to one 64 × 128 area), else the default; and where that
+/// tile's blocks (its tiles times its K slices) are fewer than the SMs,
+/// `register_blocked_small_policy` instead, with its own split.
 [[nodiscard]] inline gemm_plan register_blocked_plan_for_shape(const gemm_problem<float, float>& p, int requested,
                                                                int sm_count) {
+  gemm_plan plan;
   if (p.m <= register_blocked_short_m_policy::block_m) {
-    gemm_plan plan = register_blocked_plan<register_blocked_short_m_policy>(p, requested, sm_count);
+    plan = register_blocked_plan<register_blocked_short_m_policy>(p, requested, sm_count);
     plan.why = "fp32 inputs, C of at most 64 rows: 64-row tiles";
-    return plan;
-  }
-  if (p.n <= register_blocked_short_n_policy::block_n) {
-    gemm_plan plan = register_blocked_plan<register_blocked_short_n_policy>(p, requested, sm_count);
+  } else if (p.n <= register_blocked_short_n_policy::block_n) {
+    plan = register_blocked_plan<register_blocked_short_n_policy>(p, requested, sm_count);
     plan.why = "fp32 inputs, C of at most 64 columns: 64-column tiles";
-    return plan;
+  } else {
+    plan = register_blocked_plan(p, requested, sm_count);
   }
-  return register_blocked_plan(p, requested, sm_count);
+  const std::int64_t blocks =
+      ceil_div<std::int64_t>(p.m, plan.block_m) * ceil_div<std::int64_t>(p.n, plan.block_n) * plan.split_k;
+  if (blocks < sm_count) {
+    plan = register_blocked_plan<register_blocked_small_policy>(p, requested, sm_count);
+    plan.why = "fp32 inputs, fewer blocks than SMs in larger tiles: 32 x 32 tiles";
+  }
+  return plan;
 }
 
 /// The split-K plan of `register_blocked_plan`.
@@ -367,6 +383,9 @@ inline void launch_register_blocked_as_planned(const gemm_plan& plan, const gemm
   }
   if (plan_has_policy_tile<register_blocked_short_n_policy>(plan)) {
     return launch_register_blocked<register_blocked_short_n_policy>(plan, p, workspace, s);
+  }
+  if (plan_has_policy_tile<register_blocked_small_policy>(plan)) {
+    return launch_register_blocked<register_blocked_small_policy>(plan, p, workspace, s);
   }
   FOUNDRY_EXPECTS(plan_has_policy_tile<register_blocked_default_policy>(plan),
                   "gemm: a rung-3 plan of a tile that no kernel is built for: " + std::to_string(plan.block_m) + " x " +
