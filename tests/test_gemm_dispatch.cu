@@ -276,9 +276,18 @@ TEST_CASE(
     const foundry::gemm_plan plan = foundry::make_gemm_plan(plan_problem<float>(m, n, k), h200);
     CHECK(gk::plan_has_policy_tile<gk::register_blocked_small_policy>(plan));
     CHECK((plan.block_m == 32 && plan.block_n == 32 && plan.min_blocks_per_sm == 8 && plan.split_k == splits));
-    CHECK(std::string(plan.why).find("32 x 32") != std::string::npos);
+    CHECK(std::string(plan.why).find("32 x 32 tiles") != std::string::npos);
   }
-  // Enough blocks in the larger tiles: 5789 x 645 x 1 has 276 of 128 x 128.
+  // K too short to split and 83 blocks of 128 x 128: 32 x 32 (1324 of them).
+  CHECK(gk::plan_has_policy_tile<gk::register_blocked_small_policy>(
+      foundry::make_gemm_plan(plan_problem<float>(117, 10579, 22), h200)));
+  // Enough blocks in the larger tiles: 5789 x 645 x 1 has 276 of 128 x 128; 128 x 1024 x 16384
+  // 8 in 16 slices (128 blocks), 102 x 1461 x 554 12 in 8 (96 blocks): over half the SMs, and K
+  // long enough to split.
+  CHECK(gk::plan_has_policy_tile<gk::register_blocked_default_policy>(
+      foundry::make_gemm_plan(plan_problem<float>(128, 1024, 16384), h200)));
+  CHECK(gk::plan_has_policy_tile<gk::register_blocked_default_policy>(
+      foundry::make_gemm_plan(plan_problem<float>(102, 1461, 554), h200)));
   CHECK(gk::plan_has_policy_tile<gk::register_blocked_default_policy>(
       foundry::make_gemm_plan(plan_problem<float>(5789, 645, 1), h200)));
   // 1950 x 23 x 670: 16 tiles of 128 x 64 on 528 slots, K in 10 slices of 72 (at least 64 deep).

@@ -125,11 +125,14 @@ using register_blocked_short_m_policy = register_blocked_policy<64, 128, 8, 4, 8
 using register_blocked_short_n_policy = register_blocked_policy<128, 64, 8, 4, 8, 8>;
 
 /// Rung 3's tile for products too small to occupy the GPU in the tiles above: 32 × 32, 64
-/// threads of 4 × 4 sub-tiles, 8 blocks a SM (the 128-register cap holds it without spills).
-/// On an H100, 1110 × 610 × 2 took 12.9 us in 45 tiles of 128 × 128, cuBLAS 6.3 in 700 of
-/// 32 × 32 (64 threads, as here); 608 × 118 × 51: 19.6 us in 5 tiles, cuBLAS 6.5 in 76 (ncu,
-/// base clocks). A block of the large tiles costs ~11 us there before its first K step
-/// counts, so a grid of fewer blocks than SMs waits on a few of them.
+/// threads of 4 × 4 sub-tiles, 8 blocks a SM (75-80 registers, no spills). On an H100 (ncu,
+/// base clocks), 1110 × 610 × 2 took 12.9 us in 45 tiles of 128 × 128, cuBLAS 6.3 in 700 of
+/// 32 × 32 (64 threads, as here); 608 × 118 × 51 19.6 us in 5 tiles, cuBLAS 6.5 in 76. In
+/// the sweep (H100, us, before -> after): 608 × 118 × 51 14.6 -> 5.3, 183 × 1381 × 19 11.9 ->
+/// 4.8, 39 × 384 × 8368 53.3 -> 36.2 (48 blocks of 64 × 128), 256 × 256 × 16384 114 -> 99.2
+/// (64 blocks); but 128 × 1024 × 16384 118 -> 192 (128 blocks of 128 × 128 in 16 slices) and
+/// 102 × 1461 × 554 22.8 -> 28.1 (96 blocks), whence the rule of
+/// `register_blocked_plan_for_shape`.
 using register_blocked_small_policy = register_blocked_policy<32, 32, 8, 8, 4, 4>;
 
 namespace detail {
@@ -297,9 +300,11 @@ template <class Policy = register_blocked_default_policy>
 
 /// Rung 3's plan with the tile that fits `p`: `register_blocked_short_m_policy` for C of
 /// at most 64 rows, else `register_blocked_short_n_policy` for C of at most 64 columns
-/// (where both fit, each pads C to one 64 × 128 area), else the default; and where that
-/// tile's blocks (its tiles times its K slices) are fewer than the SMs,
-/// `register_blocked_small_policy` instead, with its own split.
+/// (where both fit, each pads C to one 64 × 128 area), else the default; and
+/// `register_blocked_small_policy` instead, with its own split, where that tile's blocks (its
+/// tiles times its K slices) fill at most half the SMs, or fewer than all of them with K too
+/// short to split (under two slices of `min_k_per_split`). Grids nearer a full wave keep their
+/// tile: its FMAs per byte win where each block runs long.
 [[nodiscard]] inline gemm_plan register_blocked_plan_for_shape(const gemm_problem<float, float>& p, int requested,
                                                                int sm_count) {
   gemm_plan plan;
@@ -314,9 +319,10 @@ template <class Policy = register_blocked_default_policy>
   }
   const std::int64_t blocks =
       ceil_div<std::int64_t>(p.m, plan.block_m) * ceil_div<std::int64_t>(p.n, plan.block_n) * plan.split_k;
-  if (blocks < sm_count) {
+  const bool k_unsplittable = p.k < 2 * register_blocked_default_policy::min_k_per_split;
+  if (2 * blocks <= sm_count || (blocks < sm_count && k_unsplittable)) {
     plan = register_blocked_plan<register_blocked_small_policy>(p, requested, sm_count);
-    plan.why = "fp32 inputs, fewer blocks than SMs in larger tiles: 32 x 32 tiles";
+    plan.why = "fp32 inputs, larger tiles would leave SMs idle: 32 x 32 tiles";
   }
   return plan;
 }
