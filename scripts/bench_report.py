@@ -301,6 +301,8 @@ def packing_lines(sweep, members):
         planned = members.get((algorithm, rest, "foundry"))
         if variant != "foundry_unpacked" or planned is None or r["error"] or planned["error"]:
             continue
+        if "packed (" not in planned["label"]:
+            continue  # the planned row comes from a later run whose plan no longer packs
         if r["seconds"] > 0 and planned["seconds"] > 0:
             pairs.append((r["seconds"] / planned["seconds"], " ".join(rest)))
     if not pairs:

@@ -4,8 +4,8 @@
 # (benchmarks.json) and the later runs of single issues' binaries, each row from the last
 # run that measured it. Rows that do not stand for the library on main are left out, and
 # the report says which and why. Then the same for the 2-GPU machine (bench/results/h200-x2,
-# made by scripts/multi-gpu.sh) and for the H100 that the tenth session was lent instead of
-# an H200 (bench/results/h100), each with its own README table: runs on different devices
+# made by scripts/multi-gpu.sh) and for the H100 that the tenth and eleventh sessions were lent
+# instead of an H200 (bench/results/h100), each with its own README table: runs on different devices
 # are never merged into one table.
 #   usage: scripts/h200-report.sh
 set -euo pipefail
@@ -28,5 +28,8 @@ python3 scripts/bench_report.py "$x2/benchmarks.json" --exclude "$one_rank" --ma
 python3 scripts/update-readme-results.py "$x2/report.md" README.md results-h200-x2
 h100=bench/results/h100
 python3 scripts/bench_report.py "$h100/benchmarks.json" "$h100/runs/session10/2-gemm-fp32-benchmarks.json" \
-  "${candidates[@]}" --markdown "$h100/report.md" --plot "$h100/roofline.png"
+  "$h100/runs/session11/d3-gemm-fp32-benchmarks.json" "$h100/runs/session11/d2-issue19-benchmarks.json" \
+  "$h100/runs/session11/d4-sweep-fp32-benchmarks.json" \
+  "${candidates[@]}" \
+  --markdown "$h100/report.md" --plot "$h100/roofline.png"
 python3 scripts/update-readme-results.py "$h100/report.md" README.md results-h100
