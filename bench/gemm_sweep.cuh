@@ -463,9 +463,9 @@ enum class foundry_call { planned, unpacked };
 /// start of a buffer: 256-byte aligned). Host only: it reads the shape, never the memory.
 inline bool fp32_plan_packs(const sweep_problem& p) {
   const auto at = [](std::uintptr_t address) { return reinterpret_cast<const float*>(address); };
-  const foundry::gemm_problem<float, float> q = foundry::make_gemm_problem<float, float>(
-      1.0f, p.a().view(at(256)), p.op_a, p.b().view(at(512)), p.op_b, 0.0f,
-      p.c().view(reinterpret_cast<float*>(std::uintptr_t{768})));
+  const foundry::gemm_problem<float, float> q =
+      foundry::make_gemm_problem<float, float>(1.0f, p.a().view(at(256)), p.op_a, p.b().view(at(512)), p.op_b, 0.0f,
+                                               p.c().view(reinterpret_cast<float*>(std::uintptr_t{768})));
   using policy = foundry::gemm_kernels::register_blocked_pack_policy;
   return q.k >= policy::min_k && !foundry::gemm_kernels::skinny_shape(q) &&
          foundry::gemm_kernels::plan_packing<float, policy>(q).any();

@@ -473,8 +473,10 @@ template <class In, class Out>
     if (p.math == gemm_math::tf32 && rung == gemm_rung::register_blocked &&
         gemm_kernels::gemm_wgmma_available(device.compute_capability())) {
       // Where TF32's copies do not pay, rung 3 may still pack for its float4 loads.
-      return detail::pack_for_vector_loads(detail::pack_where_it_pays(
-          detail::plan_rung(gemm_rung::wgmma, p, 0, sm_count), gemm_rung::wgmma, p, sm_count), p);
+      return detail::pack_for_vector_loads(
+          detail::pack_where_it_pays(detail::plan_rung(gemm_rung::wgmma, p, 0, sm_count), gemm_rung::wgmma, p,
+                                     sm_count),
+          p);
     }
   }
   const gemm_plan plan = detail::plan_rung(rung, p, 0, sm_count);
