@@ -458,17 +458,20 @@ inline void fail(benchmark::State& state, const std::string& why) {
 /// fp32 packing gains on the problems where the plan packs.
 enum class foundry_call { planned, unpacked };
 
-/// Whether foundry::gemm copies operands of fp32 problem `p` for rung 3's float4 loads
-/// (`detail::pack_for_vector_loads`), with the operands where the rows put them (each at the
-/// start of a buffer: 256-byte aligned). Host only: it reads the shape, never the memory.
+/// Whether foundry::gemm copies operands of fp32 problem `p` for rung 3's float4 loads: the
+/// plan make_gemm_plan gives it on an H200-like device (132 SMs, compute capability 9.0), with
+/// the operands where the rows put them (each at the start of a buffer: 256-byte aligned).
+/// Host only: it reads the shape, never the memory.
 inline bool fp32_plan_packs(const sweep_problem& p) {
   const auto at = [](std::uintptr_t address) { return reinterpret_cast<const float*>(address); };
   const foundry::gemm_problem<float, float> q =
       foundry::make_gemm_problem<float, float>(1.0f, p.a().view(at(256)), p.op_a, p.b().view(at(512)), p.op_b, 0.0f,
                                                p.c().view(reinterpret_cast<float*>(std::uintptr_t{768})));
-  using policy = foundry::gemm_kernels::register_blocked_pack_policy;
-  return q.k >= policy::min_k && !foundry::gemm_kernels::skinny_shape(q) &&
-         foundry::gemm_kernels::plan_packing<float, policy>(q).any();
+  foundry::device_properties h200_like;
+  h200_like.sm_count = 132;
+  h200_like.compute_capability_major = 9;
+  const foundry::gemm_plan plan = foundry::make_gemm_plan(q, h200_like);
+  return plan.rung == foundry::gemm_rung::register_blocked && (plan.pack_a || plan.pack_b);
 }
 
 template <class In>

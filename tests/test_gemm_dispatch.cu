@@ -891,19 +891,23 @@ bool misaligned_fp32(const foundry::test::gemm_case& c, bool padded) {
   return padded && (c.ld_extra % 4 != 0 || c.operand_offset % 4 != 0);
 }
 
-// Runs case c through rung 3's plan packed by `Policy` (the default policy: make_gemm_plan's own
-// plan) with launch_plan, and checks the result; the outcome's path says whether the plan copied
-// exactly the misaligned operands.
+// Rung 3's plan for `p` on this device, packed by `Policy` (the default policy: make_gemm_plan's
+// own plan).
+template <class Policy>
+foundry::gemm_plan fp32_plan(const foundry::gemm_problem<float, float>& p) {
+  const foundry::device_properties& d = foundry::get_device_properties();
+  if constexpr (std::is_same_v<Policy, gk::register_blocked_pack_policy>) return foundry::make_gemm_plan(p, d);
+  return foundry::detail::pack_for_vector_loads<Policy>(
+      foundry::make_gemm_plan(p, foundry::gemm_rung::register_blocked, d.sm_count), p);
+}
+
+// Runs case c through `fp32_plan<Policy>` with launch_plan, and checks the result; the outcome's
+// path says whether the plan copied exactly the misaligned operands.
 template <class Policy = pack_any_size>
 foundry::test::gemm_outcome require_packed_fp32(const foundry::test::gemm_case& c,
                                                 cuda::std::span<float> workspace = {}) {
   INFO(foundry::test::describe(c));
-  const auto plan_of = [](const foundry::gemm_problem<float, float>& p) {
-    const foundry::device_properties& d = foundry::get_device_properties();
-    if constexpr (std::is_same_v<Policy, gk::register_blocked_pack_policy>) return foundry::make_gemm_plan(p, d);
-    return foundry::detail::pack_for_vector_loads<Policy>(
-        foundry::make_gemm_plan(p, foundry::gemm_rung::register_blocked, d.sm_count), p);
-  };
+  const auto plan_of = [](const foundry::gemm_problem<float, float>& p) { return fp32_plan<Policy>(p); };
   const auto path = [&c, &plan_of](const foundry::gemm_problem<float, float>& p) {
     const foundry::gemm_plan plan = plan_of(p);
     UNSCOPED_INFO(plan.describe());
@@ -949,9 +953,7 @@ TEST_CASE("gemm packs fp32 operands and splits K, into its own workspace or a ca
   shape_only.lda = c.m + 3;
   shape_only.a_k_contiguous = false;
   shape_only.ldb = c.n + 3;
-  const foundry::device_properties& d = foundry::get_device_properties();
-  const foundry::gemm_plan plan = foundry::detail::pack_for_vector_loads<pack_any_size>(
-      foundry::make_gemm_plan(shape_only, foundry::gemm_rung::register_blocked, d.sm_count), shape_only);
+  const foundry::gemm_plan plan = fp32_plan<pack_any_size>(shape_only);
   INFO(plan.describe());
   REQUIRE((plan.pack_a && plan.pack_b && plan.split_k > 1));
   CHECK(require_packed_fp32(c).path);
