@@ -118,6 +118,7 @@ constexpr matrix_op ops[] = {matrix_op::none, matrix_op::transpose};
 }  // namespace
 
 TEST_CASE("gemm with bf16 inputs is dispatched to the fastest 16-bit rung and is correct in every layout", "[gpu]") {
+  FOUNDRY_SKIP_UNLESS_BUILT_FOR_DEVICE();
   REQUIRE(foundry::best_gemm_rung<__nv_bfloat16, float>() == expected_16bit_rung());
   for (const dims d : {ragged, aligned})
     for (auto la : layouts)
@@ -132,6 +133,7 @@ TEST_CASE("gemm with bf16 inputs is dispatched to the fastest 16-bit rung and is
 }
 
 TEST_CASE("gemm with fp16 inputs is dispatched to the fastest 16-bit rung and is correct", "[gpu]") {
+  FOUNDRY_SKIP_UNLESS_BUILT_FOR_DEVICE();
   REQUIRE(foundry::best_gemm_rung<__half, float>() == expected_16bit_rung());
   check_dispatch<__half>(matrix_layout::row_major, matrix_op::none, matrix_layout::row_major, matrix_op::none,
                          matrix_layout::row_major, aligned);
@@ -144,6 +146,7 @@ TEST_CASE("gemm with fp16 inputs is dispatched to the fastest 16-bit rung and is
 }
 
 TEST_CASE("gemm with 16-bit inputs and K = 0 sets C to beta * C", "[gpu]") {
+  FOUNDRY_SKIP_UNLESS_BUILT_FOR_DEVICE();
   foundry::stream s;
   auto c = foundry::test::to_device(std::vector<float>(6, 2.0f), s);
   foundry::gemm(1.0f, matrix_view<const __nv_bfloat16>{nullptr, 2, 0, 0}, matrix_op::none,
@@ -809,6 +812,7 @@ foundry::test::gemm_case pack_case(foundry::test::gemm_shape sh, int pad, int of
 
 TEMPLATE_TEST_CASE("gemm packs A alone: every pad 0..7 of its leading dimension, a base one element off",
                    "[gpu][gemm][pack]", __nv_bfloat16, __half) {
+  FOUNDRY_SKIP_UNLESS_BUILT_FOR_DEVICE();
   for (const bool a_k : {true, false}) {
     for (int pad = 0; pad < 8; ++pad) {
       // Pad 0 alone would be aligned: there the base is one element (2 bytes) off instead.
@@ -822,6 +826,7 @@ TEMPLATE_TEST_CASE("gemm packs A alone: every pad 0..7 of its leading dimension,
 
 TEMPLATE_TEST_CASE("gemm packs B alone: every pad 0..7 of its leading dimension, a base one element off",
                    "[gpu][gemm][pack]", __nv_bfloat16, __half) {
+  FOUNDRY_SKIP_UNLESS_BUILT_FOR_DEVICE();
   for (const bool b_n : {true, false}) {
     for (int pad = 0; pad < 8; ++pad) {
       foundry::test::gemm_case c = pack_case({259, 127, 200}, pad, pad == 0 ? 1 : 0, false, true);
@@ -834,6 +839,7 @@ TEMPLATE_TEST_CASE("gemm packs B alone: every pad 0..7 of its leading dimension,
 
 TEMPLATE_TEST_CASE("gemm packs A and B: every pad 0..7 in every layout, with and without a base off",
                    "[gpu][gemm][pack]", __nv_bfloat16, __half) {
+  FOUNDRY_SKIP_UNLESS_BUILT_FOR_DEVICE();
   for (const bool a_k : {true, false}) {
     for (const bool b_n : {true, false}) {
       for (int pad = 0; pad < 8; ++pad) {
@@ -851,6 +857,7 @@ TEMPLATE_TEST_CASE("gemm packs A and B: every pad 0..7 in every layout, with and
 
 TEMPLATE_TEST_CASE("gemm packs and splits K, into its own workspace or a caller's poisoned one", "[gpu][gemm][pack]",
                    __nv_bfloat16, __half) {
+  FOUNDRY_SKIP_UNLESS_BUILT_FOR_DEVICE();
   // 130 x 260 x 2048: 4 block tiles or fewer for 132 SMs, so K is split; the slices follow the
   // copies in the workspace. A caller's workspace holding NaN must be written before it is read.
   foundry::test::gemm_case c = pack_case({130, 260, 2048}, 3, 1, true, true);
@@ -874,6 +881,7 @@ TEMPLATE_TEST_CASE("gemm packs and splits K, into its own workspace or a caller'
 
 TEMPLATE_TEST_CASE("gemm packs misaligned operands of a large product with the default rule", "[gpu][gemm][pack]",
                    __nv_bfloat16, __half) {
+  FOUNDRY_SKIP_UNLESS_BUILT_FOR_DEVICE();
   // 1000 x 1030 x 270: 5.6e8 FLOPs against copies of about 2.2 MB (at most 2.8 MB by the rule).
   foundry::test::gemm_case c = pack_case({1000, 1030, 270}, 3, 1, true, true);
   c.b_n_contiguous = false;
@@ -924,6 +932,7 @@ foundry::test::gemm_outcome require_packed_fp32(const foundry::test::gemm_case& 
 
 TEST_CASE("gemm packs misaligned fp32 operands for rung 3: every pad 0..7 in every layout, a base off or not",
           "[gpu][gemm][pack]") {
+  FOUNDRY_SKIP_UNLESS_BUILT_FOR_DEVICE();
   for (const bool a_k : {true, false}) {
     for (const bool b_n : {true, false}) {
       for (int pad = 0; pad < 8; ++pad) {
@@ -942,6 +951,7 @@ TEST_CASE("gemm packs misaligned fp32 operands for rung 3: every pad 0..7 in eve
 
 TEST_CASE("gemm packs fp32 operands and splits K, into its own workspace or a caller's poisoned one",
           "[gpu][gemm][pack]") {
+  FOUNDRY_SKIP_UNLESS_BUILT_FOR_DEVICE();
   // 130 x 260 x 2048: 6 block tiles for 132 SMs, so K is split; the slices follow the copies.
   foundry::test::gemm_case c = pack_case({130, 260, 2048}, 3, 1, true, true);
   c.a_k_contiguous = false;
@@ -964,6 +974,7 @@ TEST_CASE("gemm packs fp32 operands and splits K, into its own workspace or a ca
 }
 
 TEST_CASE("gemm packs misaligned fp32 operands of a large product with the default rule", "[gpu][gemm][pack]") {
+  FOUNDRY_SKIP_UNLESS_BUILT_FOR_DEVICE();
   // 1100 x 1030 x 1000: 2.3e9 FLOPs (over 2^31) against copies of about 17 MB. K u = 6e-5.
   foundry::test::gemm_case c = pack_case({1100, 1030, 1000}, 3, 1, true, true);
   c.b_n_contiguous = false;
@@ -1009,6 +1020,7 @@ foundry::test::gemm_case sweep_case(foundry::test::gemm_shape sh, bool a_k, bool
 
 TEMPLATE_TEST_CASE("gemm runs the sweep's small misaligned problems on the plans the time model picks",
                    "[gpu][gemm][pack]", __nv_bfloat16, __half) {
+  FOUNDRY_SKIP_UNLESS_BUILT_FOR_DEVICE();
   const auto split_fallback = [](const foundry::gemm_plan& plan) { return plan.fallback && plan.split_k > 1; };
   // 1950x23x670_rt_rt_p3_2_2 exactly: A M-contiguous, ld 1953; B K-contiguous, ld 672; ldc 25.
   // On the H200: rung 4's fallback in 7 slices of 96.

@@ -527,7 +527,8 @@ TEST_CASE("split-K reduce adds the slices in their order, on both paths", "[gpu]
 }
 
 TEST_CASE("split-K reduce rejects fewer than one slice") {
-  CHECK_THROWS_WITH(foundry::gemm_kernels::detail::enqueue_split_k_reduce(nullptr, 0, 1, 1, nullptr, 1, 1.0f, 0.0f,
+  CHECK_THROWS_WITH(foundry::gemm_kernels::detail::enqueue_split_k_reduce(static_cast<const float*>(nullptr), 0, 1, 1,
+                                                                          static_cast<float*>(nullptr), 1, 1.0f, 0.0f,
                                                                           foundry::test::unused_stream()),
                     Contains("split-K reduce of 0 slices: needs at least one"));
 }

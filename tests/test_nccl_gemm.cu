@@ -203,6 +203,7 @@ void for_gpu_counts(int from, int to, const std::function<void(nccl::device_set&
 // and no kernel of its own: racecheck covers the GEMM kernels in test_gemm_*.
 TEST_CASE("nccl: sharded bf16 GEMM on one GPU is foundry::gemm, bit for bit, gathered or sharded",
           "[nccl][gpu][gemm][racecheck_slow]") {
+  FOUNDRY_SKIP_UNLESS_BUILT_FOR_DEVICE();
   for_gpu_counts(1, 1, [](nccl::device_set& devices, nccl::communicator& comm) {
     for (const auto& sh : shapes) {
       check_sharded_gemm<__nv_bfloat16>(devices, comm, sh, result_placement::gathered, matrix_layout::row_major);
@@ -215,6 +216,7 @@ TEST_CASE("nccl: sharded bf16 GEMM on one GPU is foundry::gemm, bit for bit, gat
 
 TEST_CASE("nccl: sharded GEMM on 2..all GPUs: each rank's rows are foundry::gemm's bit for bit, C gathered everywhere",
           "[nccl][gpu][gemm][multi_gpu][racecheck_slow]") {
+  FOUNDRY_SKIP_UNLESS_BUILT_FOR_DEVICE();
   const int count = foundry::device_count();
   if (count < 2) {
     WARN("SKIPPED: " << count << " visible GPU(s); this case needs at least two");
@@ -232,6 +234,7 @@ TEST_CASE("nccl: sharded GEMM on 2..all GPUs: each rank's rows are foundry::gemm
 
 TEST_CASE("nccl: sharded GEMM refuses a gathered C without contiguous row blocks, and A blocks of the wrong size",
           "[nccl][gpu][gemm]") {
+  FOUNDRY_SKIP_UNLESS_BUILT_FOR_DEVICE();
   nccl::device_set devices;
   nccl::communicator comm(devices);
   const int g = devices.size();

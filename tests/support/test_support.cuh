@@ -3,6 +3,7 @@
 // values for outputs, host copies of device data, CPU references, and the
 // stand-ins that argument checks pass.
 
+#include <foundry/core/error.cuh>
 #include <foundry/launch/launch.cuh>
 #include <foundry/launch/launch_config.cuh>
 #include <foundry/memory/device_buffer.cuh>
@@ -18,6 +19,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -189,4 +191,37 @@ inline void enqueue_spin_cycles(cuda::stream_ref s, long long cycles) {
   foundry::launch(s, foundry::make_launch_config_1d(32, 32), spin_kernel<>, cycles);
 }
 
+/// An empty kernel whose presence in a test binary's code for the current device
+/// `missing_device_code_reason` asks the runtime about.
+template <int = 0>
+__global__ void device_code_probe() {}
+
+/// Why this test binary holds no code that the current device runs (neither its
+/// machine code nor PTX it can compile), or "" if it holds some. A binary that CMake
+/// builds for fewer architectures than the rest (tests/CMakeLists.txt) skips its [gpu]
+/// cases with this reason on the others. Each test binary has one CUDA translation
+/// unit, so the probe's code is that unit's. Throws `cuda_error` for any other failure.
+inline std::string missing_device_code_reason() {
+  cudaFuncAttributes attributes{};
+  const cudaError_t status = cudaFuncGetAttributes(&attributes, device_code_probe<>);
+  if (status == cudaErrorInvalidDeviceFunction || status == cudaErrorNoKernelImageForDevice) {
+    (void)cudaGetLastError();  // the probe's own error, which it has now reported
+    return "this binary has no code for the device (" + std::string(cudaGetErrorName(status)) +
+           "): tests/CMakeLists.txt builds it for sm_90 alone";
+  }
+  FOUNDRY_CUDA_TRY(status);
+  return {};
+}
+
 }  // namespace foundry::test
+
+/// Returns from a [gpu] test case, reported as skipped by ctest (SKIP_REGULAR_EXPRESSION),
+/// when the binary has no code for the device (`missing_device_code_reason`).
+#define FOUNDRY_SKIP_UNLESS_BUILT_FOR_DEVICE() \
+  do { \
+    const std::string foundry_skip_reason = foundry::test::missing_device_code_reason(); \
+    if (!foundry_skip_reason.empty()) { \
+      WARN("SKIPPED: " << foundry_skip_reason); \
+      return; \
+    } \
+  } while (false)

@@ -56,6 +56,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 namespace foundry::gemm_kernels {
 
@@ -382,8 +383,11 @@ template <class Policy>
 /// `launch_register_blocked` with the policy whose tile `plan` names (from
 /// `register_blocked_plan_for_shape`). Throws `std::invalid_argument` for a plan of
 /// another tile, and as `launch_register_blocked`.
-inline void launch_register_blocked_as_planned(const gemm_plan& plan, const gemm_problem<float, float>& p,
-                                               cuda::std::span<float> workspace, cuda::stream_ref s) {
+// A template for the reason `gemm_shared_tiled` is one: only a caller compiles the kernels.
+template <class Float>
+void launch_register_blocked_as_planned(const gemm_plan& plan, const gemm_problem<Float, Float>& p,
+                                        cuda::std::span<float> workspace, cuda::stream_ref s) {
+  static_assert(std::is_same_v<Float, float>, "rung 3 is built for float operands and C");
   if (plan_has_policy_tile<register_blocked_short_m_policy>(plan)) {
     return launch_register_blocked<register_blocked_short_m_policy>(plan, p, workspace, s);
   }

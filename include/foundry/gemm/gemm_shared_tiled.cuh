@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 namespace foundry::gemm_kernels {
 
@@ -85,7 +86,11 @@ __global__ void __launch_bounds__(shared_tile* shared_tile) shared_tiled_kernel(
 /// Enqueues rung 2 on `s` (asynchronous). `p` must already be valid (as
 /// `foundry::gemm` checks it). Any m, n, k; k = 0 gives C = beta * C.
 /// Throws `cuda_error` if the launch fails.
-inline void gemm_shared_tiled(const gemm_problem<float, float>& p, cuda::stream_ref s) {
+// A template (of float alone) so that a translation unit that never calls it, such as
+// one that includes <foundry/foundry.cuh> for a transform, compiles none of its kernels.
+template <class Float>
+void gemm_shared_tiled(const gemm_problem<Float, Float>& p, cuda::stream_ref s) {
+  static_assert(std::is_same_v<Float, float>, "rung 2 is built for float operands and C");
   FOUNDRY_NVTX_FUNCTION_RANGE();
   if (p.m == 0 || p.n == 0) return;
   launch_config config;

@@ -187,8 +187,12 @@ __global__ void split_k_reduce_kernel(const float* __restrict__ w, int splits, s
 /// the m × n row-major block at `w + z * m * n` and does not overlap C; columns per
 /// thread as `split_k_reduce_width`. Throws `std::invalid_argument` if
 /// `splits` < 1, `cuda_error` if the launch fails.
-inline void enqueue_split_k_reduce(const float* w, int splits, std::int64_t m, std::int64_t n, float* c,
-                                   std::int64_t ldc, float alpha, float beta, cuda::stream_ref s) {
+// A template (of float alone) so that a translation unit that includes the GEMM headers
+// without a split-K call compiles no reduce kernel.
+template <class Float>
+void enqueue_split_k_reduce(const Float* w, int splits, std::int64_t m, std::int64_t n, Float* c, std::int64_t ldc,
+                            Float alpha, Float beta, cuda::stream_ref s) {
+  static_assert(std::is_same_v<Float, float>, "the split-K slices are float");
   FOUNDRY_EXPECTS(splits >= 1, "split-K reduce of " + std::to_string(splits) + " slices: needs at least one");
   if (m == 0 || n == 0) return;
   const int width = split_k_reduce_width(w, n, c, ldc);
