@@ -23,6 +23,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -155,6 +156,30 @@ TEST_CASE("gemm with 16-bit inputs and K = 0 sets C to beta * C", "[gpu]") {
   CHECK(foundry::test::to_host(c, s) == std::vector<float>(6, 0.5f));
 }
 
+TEMPLATE_TEST_CASE("gemm with alpha = 0 sets C to beta * C and reads neither A nor B", "[gpu]", float, __nv_bfloat16,
+                   __half) {
+  FOUNDRY_SKIP_UNLESS_BUILT_FOR_DEVICE();
+  // A and B hold NaN: a product computed and then scaled by 0 would put NaN in C. 300 x 200 x 64
+  // would take the fastest rung; 1 x 200 x 64 the skinny one.
+  for (const std::int64_t m : {300, 1}) {
+    const std::int64_t n = 200, k = 64;
+    INFO(m << "x" << n << "x" << k);
+    foundry::stream s;
+    const TestType nan = from_float<TestType>(std::numeric_limits<float>::quiet_NaN());
+    const auto a = foundry::test::to_device(std::vector<TestType>(static_cast<std::size_t>(m * k), nan), s);
+    const auto b = foundry::test::to_device(std::vector<TestType>(static_cast<std::size_t>(k * n), nan), s);
+    auto c = foundry::test::to_device(std::vector<float>(static_cast<std::size_t>(m * n), 2.0f), s);
+    foundry::gemm(0.0f, matrix_view<const TestType>{a.data(), m, k, k}, matrix_op::none,
+                  matrix_view<const TestType>{b.data(), k, n, n}, matrix_op::none, 0.25f,
+                  matrix_view<float>{c.data(), m, n, n}, s);
+    CHECK(foundry::test::to_host(c, s) == std::vector<float>(static_cast<std::size_t>(m * n), 0.5f));
+    foundry::gemm_with(foundry::gemm_rung::naive, 0.0f, matrix_view<const TestType>{a.data(), m, k, k}, matrix_op::none,
+                       matrix_view<const TestType>{b.data(), k, n, n}, matrix_op::none, 0.0f,
+                       matrix_view<float>{c.data(), m, n, n}, s);
+    CHECK(foundry::test::to_host(c, s) == std::vector<float>(static_cast<std::size_t>(m * n), 0.0f));
+  }
+}
+
 // The plan: every host choice of foundry::gemm as a value, built without a GPU for a
 // given SM count (132: the H200). The split counts are those the rungs' own split-K
 // tests expect (test_gemm_fp32.cu, test_gemm_tensor_core.cu, test_gemm_wgmma.cu).
@@ -240,13 +265,7 @@ TEST_CASE(
     "[gemm][plan]") {
   namespace gk = foundry::gemm_kernels;
   using foundry::gemm_rung;
-  const foundry::device_properties h200 = [] {
-    foundry::device_properties d;
-    d.sm_count = 132;
-    d.compute_capability_major = 9;
-    d.compute_capability_minor = 0;
-    return d;
-  }();
+  const foundry::device_properties h200 = foundry::test::h200_like(90);
   // 17 rows: past the skinny kernel (16), so rung 3, in 64-row tiles at 4 blocks a SM.
   for (const std::int64_t m : {17, 32, 64}) {
     CAPTURE(m);
@@ -368,6 +387,26 @@ foundry::gemm_rung fast_16bit_rung(int compute_capability) {
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace
+
+TEST_CASE("make_gemm_plan fits rung 4's tiling to the device's shared memory", "[gemm][plan]") {
+  // An sm_89 device (an L40S, a GeForce RTX 4090) lets a block opt into 99 KiB of shared memory: the
+  // 144 KiB ring of the 128 x 256 tiling would make the launch throw, at any K past 1536.
+  foundry::device_properties ada = device_of(89);
+  ada.sm_count = 142;
+  ada.shared_memory_per_block_optin = 101376;
+  for (const std::int64_t k : {1024, 4096}) {
+    const foundry::gemm_plan plan = foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(4096, 4096, k), ada);
+    INFO(plan.describe());
+    CHECK((plan.rung == foundry::gemm_rung::tensor_core && !plan.fallback));
+    CHECK((plan.block_m == 128 && plan.block_n == 128 && plan.min_blocks_per_sm == 2));
+  }
+  // The same problem on an sm_80 device (163 KiB) keeps the deep tiling.
+  foundry::device_properties ampere = device_of(80);
+  ampere.shared_memory_per_block_optin = 166912;
+  const foundry::gemm_plan deep = foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(4096, 4096, 4096), ampere);
+  INFO(deep.describe());
+  CHECK((deep.rung == foundry::gemm_rung::tensor_core && deep.block_n == 256));
+}
 
 TEST_CASE("make_gemm_plan packs a 16-bit operand whose rows are off 16-byte boundaries", "[gemm][plan][pack]") {
   using foundry::gemm_rung;
@@ -862,21 +901,11 @@ TEMPLATE_TEST_CASE("gemm packs and splits K, into its own workspace or a caller'
   // copies in the workspace. A caller's workspace holding NaN must be written before it is read.
   foundry::test::gemm_case c = pack_case({130, 260, 2048}, 3, 1, true, true);
   c.a_k_contiguous = false;
-  foundry::stream s;
-  foundry::gemm_problem<TestType, float> shape_only;
-  shape_only.m = c.m;
-  shape_only.n = c.n;
-  shape_only.k = c.k;
-  shape_only.lda = c.m + 3;  // misaligned, as the case stores them (the plan's sizes follow the extents)
-  shape_only.a_k_contiguous = false;
-  shape_only.ldb = c.n + 3;
-  const foundry::gemm_plan plan = device_plan<pack_any_size>(shape_only);
+  const foundry::gemm_plan plan = device_plan<pack_any_size>(foundry::test::gemm_case_shape<TestType>(c));
   INFO(plan.describe());
   REQUIRE((plan.pack_a && plan.pack_b && plan.split_k > 1));
-  CHECK(require_packed<TestType>(c).path);
-  auto workspace = foundry::test::poisoned_device_buffer<float>(plan.workspace_bytes / sizeof(float), s);
-  s.synchronize();
-  CHECK(require_packed<TestType>(c, workspace.span()).path);
+  foundry::test::check_own_then_poisoned_workspace(
+      plan.workspace_bytes, [&c](cuda::std::span<float> workspace) { return require_packed<TestType>(c, workspace); });
 }
 
 TEMPLATE_TEST_CASE("gemm packs misaligned operands of a large product with the default rule", "[gpu][gemm][pack]",
@@ -956,21 +985,11 @@ TEST_CASE("gemm packs fp32 operands and splits K, into its own workspace or a ca
   foundry::test::gemm_case c = pack_case({130, 260, 2048}, 3, 1, true, true);
   c.a_k_contiguous = false;
   c.bound_scale = 2e-4;
-  foundry::gemm_problem<float, float> shape_only;
-  shape_only.m = c.m;
-  shape_only.n = c.n;
-  shape_only.k = c.k;
-  shape_only.lda = c.m + 3;
-  shape_only.a_k_contiguous = false;
-  shape_only.ldb = c.n + 3;
-  const foundry::gemm_plan plan = fp32_plan<pack_any_size>(shape_only);
+  const foundry::gemm_plan plan = fp32_plan<pack_any_size>(foundry::test::gemm_case_shape<float>(c));
   INFO(plan.describe());
   REQUIRE((plan.pack_a && plan.pack_b && plan.split_k > 1));
-  CHECK(require_packed_fp32(c).path);
-  foundry::stream s;
-  auto workspace = foundry::test::poisoned_device_buffer<float>(plan.workspace_bytes / sizeof(float), s);
-  s.synchronize();
-  CHECK(require_packed_fp32(c, workspace.span()).path);
+  foundry::test::check_own_then_poisoned_workspace(
+      plan.workspace_bytes, [&c](cuda::std::span<float> workspace) { return require_packed_fp32(c, workspace); });
 }
 
 TEST_CASE("gemm packs misaligned fp32 operands of a large product with the default rule", "[gpu][gemm][pack]") {

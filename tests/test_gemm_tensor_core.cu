@@ -29,6 +29,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <ostream>
 #include <set>
@@ -375,6 +376,31 @@ TEST_CASE("gemm_tensor_core's automatic tiling is the 128 x 128 one up to K = 15
   CHECK(gk::tensor_core_split_k<shallow>(6400, 128, 1536, 0, 132).splits == 3);
   CHECK(gk::tensor_core_split_k(6400, 128, 1536, 0, 132).splits == 3);
   CHECK(gk::tensor_core_split_k(6400, 128, 1600, 0, 132).splits == 2);  // K past the switch: 128 x 256
+}
+
+TEST_CASE("gemm_tensor_core's automatic tiling fits the device's shared memory", "[gemm][tensor_core]") {
+  // Opt-in shared memory a block: sm_86, sm_89 and sm_120 grant 99 KiB, sm_80 163 KiB, sm_90 227 KiB.
+  constexpr std::size_t kib99 = 101376, kib163 = 166912, kib227 = 232448;
+  CHECK(gk::tensor_core_ring_bytes<gk::tensor_core_policy>() == 147456u);
+  CHECK(gk::tensor_core_ring_bytes<gk::tensor_core_shallow_k_policy>() == 98304u);
+  CHECK(gk::tensor_core_picks_shallow_k(8192, kib99));  // the deep ring does not fit: 128 x 128 at any K
+  CHECK(gk::tensor_core_picks_shallow_k(1537, kib99));
+  CHECK_FALSE(gk::tensor_core_picks_shallow_k(8192, kib163));
+  CHECK_FALSE(gk::tensor_core_picks_shallow_k(8192, kib227));
+  CHECK(gk::tensor_core_split_k(6400, 128, 1600, 0, 132, kib99).splits == 3);  // the shallow tiling's split
+
+  const auto p = foundry::test::fake_gemm_problem({4096, 4096, 4096});
+  auto aligned = p;
+  aligned.lda = aligned.ldb = aligned.ldc = 4096;
+  REQUIRE(gk::gemm_tensor_core_fast_path(aligned));
+  const foundry::gemm_plan small_shared = gk::tensor_core_plan<__nv_bfloat16>(aligned, 0, 128, kib99);
+  INFO(small_shared.describe());
+  CHECK((small_shared.block_m == 128 && small_shared.block_n == 128 && small_shared.min_blocks_per_sm == 2));
+  const foundry::gemm_plan large_shared = gk::tensor_core_plan<__nv_bfloat16>(aligned, 0, 128, kib163);
+  INFO(large_shared.describe());
+  CHECK((large_shared.block_m == 128 && large_shared.block_n == 256 && large_shared.min_blocks_per_sm == 1));
+  // Without a device the plan assumes every tiling fits, as on the H100 and H200.
+  CHECK(gk::tensor_core_plan<__nv_bfloat16>(aligned, 0, 132).block_n == 256);
 }
 
 // ---------------------------------------------------------------------------------------------

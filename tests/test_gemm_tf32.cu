@@ -401,18 +401,13 @@ TEST_CASE("gemm with gemm_math::tf32 packs and splits K, into its own workspace 
   // 130 x 260 x 2048: 2 block tiles for 132 SMs, so K is split; the slices follow the copies.
   foundry::test::gemm_case c = tf32_case({130, 260, 2048}, 3, 1);
   c.a_k_contiguous = false;
-  auto shape_only = tf32_problem(c.m, c.n, c.k);
-  shape_only.a_k_contiguous = false;
-  shape_only.lda = c.m + 3;
-  shape_only.ldb = c.n + 3;
-  const foundry::gemm_plan plan = device_plan<pack_any_size>(shape_only);
+  auto shape = foundry::test::gemm_case_shape<float>(c);
+  shape.math = gemm_math::tf32;
+  const foundry::gemm_plan plan = device_plan<pack_any_size>(shape);
   INFO(plan.describe());
   REQUIRE((plan.pack_a && plan.pack_b && plan.split_k > 1));
-  CHECK(require_tf32(c).path);
-  foundry::stream s;
-  auto workspace = foundry::test::poisoned_device_buffer<float>(plan.workspace_bytes / sizeof(float), s);
-  s.synchronize();
-  CHECK(require_tf32(c, workspace.span()).path);
+  foundry::test::check_own_then_poisoned_workspace(
+      plan.workspace_bytes, [&c](cuda::std::span<float> workspace) { return require_tf32(c, workspace); });
 }
 
 TEST_CASE("gemm with gemm_math::tf32 really multiplies TF32: its error is above fp32's", "[gpu][gemm][tf32]") {

@@ -11,10 +11,12 @@
 
 namespace foundry::test {
 
-/// An H200-like device on the host: 132 SMs at compute capability `compute_capability` (e.g. 90).
+/// An H200-like device on the host: 132 SMs and 227 KiB of opt-in shared memory a block, at
+/// compute capability `compute_capability` (e.g. 90).
 inline device_properties h200_like(int compute_capability) {
   device_properties d;
   d.sm_count = 132;
+  d.shared_memory_per_block_optin = 232448;  // 227 KiB, as the H100 and H200
   d.compute_capability_major = compute_capability / 10;
   d.compute_capability_minor = compute_capability % 10;
   return d;
@@ -42,7 +44,8 @@ gemm_plan plan_on_this_device(const gemm_problem<In, float>& p, gemm_rung rung) 
     return make_gemm_plan(p, d);
   } else {
     const auto sm_count = [&d] { return d.sm_count; };
-    return detail::pack_where_it_pays<Policy>(detail::plan_rung(rung, p, 0, sm_count), rung, p, sm_count);
+    const std::size_t optin = d.shared_memory_per_block_optin;
+    return detail::pack_where_it_pays<Policy>(detail::plan_rung(rung, p, 0, sm_count, optin), rung, p, sm_count, optin);
   }
 }
 

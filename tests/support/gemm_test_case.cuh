@@ -94,6 +94,35 @@ inline std::string describe(const gemm_case& c) {
   return s.str();
 }
 
+/// The leading dimension that `make_operand` gives an operand of `stored_cols` elements a
+/// stored row (`padded`: with c's settings, else a multiple of 8).
+inline std::int64_t case_leading_dimension(std::int64_t stored_cols, const gemm_case& c, bool padded) {
+  return foundry::round_up<std::int64_t>(std::max<std::int64_t>(stored_cols, 1), padded ? c.ld_multiple : 8) +
+         (padded ? c.ld_extra : 0);
+}
+
+/// The problem of case `c` as a plan sees it, without its data: extents, layouts, alpha, beta,
+/// the leading dimensions and offsets of the operands `run_gemm_case` stores, on fake 256-byte
+/// aligned bases (never dereferenced).
+template <class In>
+foundry::gemm_problem<In, float> gemm_case_shape(const gemm_case& c) {
+  foundry::gemm_problem<In, float> p;
+  p.m = c.m;
+  p.n = c.n;
+  p.k = c.k;
+  p.alpha = c.alpha;
+  p.beta = c.beta;
+  p.a_k_contiguous = c.a_k_contiguous;
+  p.b_n_contiguous = c.b_n_contiguous;
+  p.lda = case_leading_dimension(c.a_k_contiguous ? c.k : c.m, c, c.pad_a);
+  p.ldb = case_leading_dimension(c.b_n_contiguous ? c.n : c.k, c, c.pad_b);
+  p.ldc = c.n + c.c_ld_extra;
+  p.a = reinterpret_cast<const In*>(std::uintptr_t{1} << 12) + (c.pad_a ? c.operand_offset : 0);
+  p.b = reinterpret_cast<const In*>(std::uintptr_t{1} << 30) + (c.pad_b ? c.operand_offset : 0);
+  p.c = reinterpret_cast<float*>(std::uintptr_t{1} << 40) + c.c_offset;
+  return p;
+}
+
 /// The value of element (outer, inner) of a logical operand (A: (i, p), B: (p, j)), before
 /// rounding to the input type.
 using gemm_value_fn = std::function<float(std::int64_t, std::int64_t)>;
@@ -135,8 +164,7 @@ stored_operand<In> make_operand(std::int64_t outer, std::int64_t inner, bool inn
   const std::int64_t stored_rows = inner_contiguous ? outer : inner;
   const std::int64_t stored_cols = inner_contiguous ? inner : outer;
   stored_operand<In> op;
-  op.ld = foundry::round_up<std::int64_t>(std::max<std::int64_t>(stored_cols, 1), padded ? c.ld_multiple : 8) +
-          (padded ? c.ld_extra : 0);
+  op.ld = case_leading_dimension(stored_cols, c, padded);
   op.offset = padded ? c.operand_offset : 0;
   op.host.assign(static_cast<std::size_t>(op.offset + stored_rows * op.ld),
                  from_float<In>(std::numeric_limits<float>::quiet_NaN()));
@@ -388,6 +416,18 @@ void check_split_k_rejects_small_workspace(Path&& path, Launch&& launch) {
   CHECK_THROWS_WITH(launch(q, small, s), Catch::Contains("split-K workspace of 243199 floats") &&
                                              Catch::Contains("smaller than the 243200 needed"));
   s.synchronize();
+}
+
+/// Runs a split-K case twice through `run(workspace)` (a callable returning a `gemm_outcome`,
+/// whose path must hold): with no workspace, so that the call allocates its own, then with a
+/// caller's workspace of `bytes` holding poison, which the call must write before it reads.
+template <class Run>
+void check_own_then_poisoned_workspace(std::size_t bytes, Run&& run) {
+  CHECK(run(cuda::std::span<float>{}).path);
+  foundry::stream s;
+  auto workspace = poisoned_device_buffer<float>(bytes / sizeof(float), s);
+  s.synchronize();
+  CHECK(run(workspace.span()).path);
 }
 
 }  // namespace foundry::test

@@ -232,13 +232,16 @@ template <class In, class Out>
 namespace detail {
 
 /// The plan of `rung` for `p` (`requested_split` as `split_k_options::split_k`);
-/// `sm_count()` is called only where the plan depends on the SM count. For 16-bit
-/// problems that TMA cannot describe, the wgmma rung plans rung 4 instead.
+/// `sm_count()` is called only where the plan depends on the SM count, and rung 4 fits its
+/// tiling to `shared_memory_optin` (`gemm_kernels::tensor_core_picks_shallow_k`; the default:
+/// a device where every tiling fits). For 16-bit problems that TMA cannot describe, the wgmma
+/// rung plans rung 4 instead.
 /// Throws `std::invalid_argument` if `rung` does not handle these types, or as the
 /// rung's plan builder.
 template <class In, class Out, class SmCount>
 [[nodiscard]] gemm_plan plan_rung(gemm_rung rung, const gemm_problem<In, Out>& p, int requested_split,
-                                  SmCount&& sm_count) {
+                                  SmCount&& sm_count,
+                                  std::size_t shared_memory_optin = gemm_kernels::tensor_core_any_shared_memory) {
   if (rung == gemm_rung::naive) {
     gemm_plan plan;
     plan.why = p.k == 0 ? "K = 0: C = beta * C, one pass over C" : "one thread per element of C";
@@ -268,10 +271,11 @@ template <class In, class Out, class SmCount>
     if (rung == gemm_rung::register_blocked)
       return gemm_kernels::register_blocked_plan_for_shape(p, requested_split, sm_count());
   } else {
-    if (rung == gemm_rung::tensor_core) return gemm_kernels::tensor_core_plan<In>(p, requested_split, sm_count);
+    if (rung == gemm_rung::tensor_core)
+      return gemm_kernels::tensor_core_plan<In>(p, requested_split, sm_count, shared_memory_optin);
     if (rung == gemm_rung::wgmma) {
       if (gemm_kernels::gemm_wgmma_tma_path(p)) return gemm_kernels::wgmma_plan<In>(p, requested_split, sm_count());
-      gemm_plan plan = gemm_kernels::tensor_core_plan<In>(p, requested_split, sm_count);
+      gemm_plan plan = gemm_kernels::tensor_core_plan<In>(p, requested_split, sm_count, shared_memory_optin);
       plan.why = "16-bit inputs on Hopper that TMA cannot describe (alignment, leading dimension, extent, K = 0)";
       return plan;
     }
@@ -328,10 +332,11 @@ template <class Policy = gemm_kernels::gemm_pack_policy, class In>
 ///   runs the fallback at that split (`fallback_at_modelled_split`).
 /// A larger product that fails the ceiling rule keeps `plan`; so does any TF32 problem that
 /// fails it (the model is fitted on rung 4's fallback). `Policy` as
-/// `gemm_kernels::gemm_pack_policy`. Touches no GPU.
+/// `gemm_kernels::gemm_pack_policy`; `shared_memory_optin` as `plan_rung`. Touches no GPU.
 template <class Policy = gemm_kernels::gemm_pack_policy, class In, class SmCount>
-[[nodiscard]] gemm_plan pack_where_it_pays(const gemm_plan& plan, gemm_rung rung, const gemm_problem<In, float>& p,
-                                           SmCount&& sm_count) {
+[[nodiscard]] gemm_plan pack_where_it_pays(
+    const gemm_plan& plan, gemm_rung rung, const gemm_problem<In, float>& p, SmCount&& sm_count,
+    std::size_t shared_memory_optin = gemm_kernels::tensor_core_any_shared_memory) {
   if (!plan.fallback && plan.rung == rung) return plan;  // already the rung's fast kernel
   constexpr bool tf32 = std::is_same_v<In, float>;
   const gemm_kernels::gemm_pack_plan packing = gemm_kernels::operands_to_copy(p, /*k_major=*/tf32);
@@ -339,8 +344,8 @@ template <class Policy = gemm_kernels::gemm_pack_policy, class In, class SmCount
   gemm_plan copies;
   gemm_kernels::detail::record_packing(copies, packing);
   // Any pack_alignment-aligned address stands for the workspace: the plan reads only alignment.
-  gemm_plan packed =
-      plan_rung(rung, gemm_kernels::packed_problem(p, copies, gemm_kernels::pack_alignment), 0, sm_count);
+  gemm_plan packed = plan_rung(rung, gemm_kernels::packed_problem(p, copies, gemm_kernels::pack_alignment), 0, sm_count,
+                               shared_memory_optin);
   // Not reached for 16-bit inputs (the copies' rows are aligned); for TF32, an extent
   // TMA cannot address (2^31 or more) stays off the wgmma kernel, copied or not.
   if (packed.fallback || packed.rung != rung) return plan;
@@ -469,6 +474,7 @@ template <class In, class Out>
                          : gemm_kernels::skinny_shape(p) ? gemm_rung::skinny
                                                          : best_gemm_rung<In, Out>(device.compute_capability());
   const auto sm_count = [&device] { return device.sm_count; };
+  const std::size_t optin = device.shared_memory_per_block_optin;
   if constexpr (std::is_same_v<In, float> && std::is_same_v<Out, float>) {
     if (p.math == gemm_math::tf32 && rung == gemm_rung::register_blocked &&
         gemm_kernels::gemm_wgmma_available(device.compute_capability())) {
@@ -479,13 +485,13 @@ template <class In, class Out>
           p);
     }
   }
-  const gemm_plan plan = detail::plan_rung(rung, p, 0, sm_count);
+  const gemm_plan plan = detail::plan_rung(rung, p, 0, sm_count, optin);
   if constexpr (std::is_same_v<In, float> && std::is_same_v<Out, float>) {
     if (rung == gemm_rung::register_blocked) return detail::pack_for_vector_loads(plan, p);
   }
   if constexpr (!std::is_same_v<In, float> && std::is_same_v<Out, float>) {
     if (rung == gemm_rung::tensor_core || rung == gemm_rung::wgmma) {
-      return detail::pack_where_it_pays(plan, rung, p, sm_count);
+      return detail::pack_where_it_pays(plan, rung, p, sm_count, optin);
     }
   }
   return plan;
@@ -497,7 +503,8 @@ template <class In, class Out>
   return make_gemm_plan(p, get_device_properties());
 }
 
-/// The plan of rung `rung` for `p` on a device of `sm_count` SMs, `split_k` as
+/// The plan of rung `rung` for `p` on a device of `sm_count` SMs where every tiling fits its
+/// shared memory (as the H100 and H200), `split_k` as
 /// `split_k_options::split_k` (0: automatic), as the rung is: without packing. Touches no GPU. Throws
 /// `std::invalid_argument` if `rung` does not handle these types, or as the rung's
 /// plan builder.
@@ -516,16 +523,19 @@ void gemm_with(gemm_rung rung, float alpha, matrix_view<TA> a, matrix_op op_a, m
   FOUNDRY_NVTX_FUNCTION_RANGE();
   detail::check_gemm_types<TA, TB, TC>();
   using in = std::remove_const_t<TA>;
-  const gemm_problem<in, TC> p =
+  gemm_problem<in, TC> p =
       make_gemm_problem<in, TC>(alpha, detail::as_const_view(a), op_a, detail::as_const_view(b), op_b, beta, c);
   if (p.m == 0 || p.n == 0) return;  // nothing to compute, nothing to touch
+  if (p.alpha == 0.0f) p.k = 0;      // as gemm: A and B are not read
   const device_properties& device = get_device_properties(stream_device(s.get()));
   const int cc = device.compute_capability();
   FOUNDRY_EXPECTS(
       (gemm_rung_supports<in, TC>(rung, cc)),
       std::string("gemm: rung ") + gemm_rung_name(rung) + " does not handle these types on sm_" + std::to_string(cc));
   detail::expect_gemm_memory(a, b, c, s);
-  detail::launch_plan(detail::plan_rung(rung, p, 0, [&device] { return device.sm_count; }), p, {}, s);
+  detail::launch_plan(detail::plan_rung(
+                          rung, p, 0, [&device] { return device.sm_count; }, device.shared_memory_per_block_optin),
+                      p, {}, s);
 }
 
 /// `C = alpha * op(A) * op(B) + beta * C`.
@@ -534,7 +544,8 @@ void gemm_with(gemm_rung rung, float alpha, matrix_view<TA> a, matrix_op op_a, m
 ///   Any layout of each (row- or column-major, leading dimension at least the
 ///   contiguous extent), `op_a`/`op_b` transpose them. op(A) is M × K, op(B)
 ///   K × N, C M × N; any M, N, K ≥ 0.
-/// - `beta == 0`: C is not read (it may hold NaN). K = 0: C = beta * C.
+/// - `beta == 0`: C is not read (it may hold NaN). K = 0 or `alpha == 0`: C = beta * C,
+///   and A and B are not read (as BLAS: NaN or infinity there does not reach C).
 ///   M or N = 0: nothing is enqueued. C must not overlap A or B.
 /// - Pointers need no particular alignment: misaligned operands take a scalar
 ///   path (slower) instead of the 16-byte vector loads. 16-bit operands whose
@@ -572,6 +583,7 @@ void gemm(float alpha, matrix_view<TA> a, matrix_op op_a, matrix_view<TB> b, mat
   p.math = math;
   if (p.m == 0 || p.n == 0) return;
   detail::expect_gemm_memory(a, b, c, s);
+  if (p.alpha == 0.0f) p.k = 0;  // BLAS: C = beta * C without reading A or B (NaN there stays out of C)
   detail::launch_plan(make_gemm_plan(p, get_device_properties(stream_device(s.get()))), p, {}, s);
 }
 
@@ -596,8 +608,8 @@ void gemm_wgmma(const gemm_problem<In, float>& p, const split_k_options& options
   if (p.m <= 0 || p.n <= 0) return;  // nothing to compute, nothing to touch
   const auto& device = get_device_properties(stream_device(s.get()));
   detail::require_wgmma_device(device.compute_capability());
-  const gemm_plan plan =
-      foundry::detail::plan_rung(gemm_rung::wgmma, p, options.split_k, [&] { return device.sm_count; });
+  const gemm_plan plan = foundry::detail::plan_rung(
+      gemm_rung::wgmma, p, options.split_k, [&] { return device.sm_count; }, device.shared_memory_per_block_optin);
   // The plan's own two rungs, not launch_plan: that would instantiate the naive kernels here.
   if (plan.rung == gemm_rung::wgmma) return launch_wgmma<In>(plan, p, options.workspace, s);
   launch_tensor_core<In>(plan, p, options.workspace, s);

@@ -136,10 +136,27 @@ struct tensor_core_auto_policy {
   static constexpr std::int64_t shallow_k_max = 1536;
 };
 
-/// Whether the automatic tiling of `gemm_tensor_core` is the shallow-K one for a
-/// problem with this K.
-[[nodiscard]] constexpr bool tensor_core_picks_shallow_k(std::int64_t k) noexcept {
-  return k <= tensor_core_auto_policy::shallow_k_max;
+/// Bytes of shared memory in `Policy`'s cp.async ring: `stages` tiles of A and of B, of
+/// 16-bit elements. 147456 (144 KiB) for `tensor_core_policy`, 98304 (96 KiB) for the
+/// shallow-K tiling.
+template <class Policy>
+[[nodiscard]] constexpr std::size_t tensor_core_ring_bytes() noexcept {
+  return std::size_t{Policy::stages} * (Policy::block_m + Policy::block_n) * Policy::block_k * 2;
+}
+
+/// The shared memory a block may opt into that a plan made without a device assumes: enough
+/// for every tiling of rung 4, as on sm_80 (163 KiB) and sm_90 (227 KiB).
+inline constexpr std::size_t tensor_core_any_shared_memory = std::numeric_limits<std::size_t>::max();
+
+/// Whether the automatic tiling of `gemm_tensor_core` is the shallow-K one for a problem with
+/// this K on a device whose blocks may opt into `shared_memory_optin` bytes of shared memory
+/// (`device_properties::shared_memory_per_block_optin`): K ≤ `shallow_k_max`, or a device
+/// where the 144 KiB ring of `tensor_core_policy` does not fit (sm_86, sm_89 and sm_120 grant
+/// 99 KiB; the shallow tiling's 96 KiB fits there).
+[[nodiscard]] constexpr bool tensor_core_picks_shallow_k(
+    std::int64_t k, std::size_t shared_memory_optin = tensor_core_any_shared_memory) noexcept {
+  return k <= tensor_core_auto_policy::shallow_k_max ||
+         shared_memory_optin < tensor_core_ring_bytes<tensor_core_policy>();
 }
 
 /// Tiling of the fallback kernel (unaligned operands): small tiles and no
@@ -645,12 +662,13 @@ auto* select_tensor_core_kernel(const gemm_problem<In, float>& p) noexcept {
 /// `split_k_options::split_k`), with the tiling the default policy picks by K: one slice
 /// while the block tiles occupy every SM, otherwise enough slices of at least 512 of K to
 /// fill the `min_blocks_per_sm` block slots of every SM. At 1024 × 1024 × 8192: 32 tiles of
-/// 128 × 256, 4 slices of 2048.
+/// 128 × 256, 4 slices of 2048. `shared_memory_optin` as `tensor_core_picks_shallow_k`.
 template <class Policy = tensor_core_auto_policy>
 [[nodiscard]] split_k_plan tensor_core_split_k(std::int64_t m, std::int64_t n, std::int64_t k, int requested,
-                                               int sm_count) {
+                                               int sm_count,
+                                               std::size_t shared_memory_optin = tensor_core_any_shared_memory) {
   if constexpr (std::is_same_v<Policy, tensor_core_auto_policy>) {
-    return tensor_core_picks_shallow_k(k)
+    return tensor_core_picks_shallow_k(k, shared_memory_optin)
                ? tensor_core_split_k<tensor_core_shallow_k_policy>(m, n, k, requested, sm_count)
                : tensor_core_split_k<tensor_core_policy>(m, n, k, requested, sm_count);
   } else {
@@ -661,16 +679,19 @@ template <class Policy = tensor_core_auto_policy>
 
 /// The plan of rung 4 for `p`: the fallback kernel unless `gemm_tensor_core_fast_path(p)`,
 /// else the fast kernel with `Policy` (by default the tiling `tensor_core_auto_policy`
-/// picks for K) and its split-K plan (`requested` as `split_k_options::split_k`).
+/// picks for K and the device's `shared_memory_optin`, as `tensor_core_picks_shallow_k`)
+/// and its split-K plan (`requested` as `split_k_options::split_k`).
 /// `sm_count()` is called only for a fast-path problem with a non-empty C, after the
 /// checks, so that bad input throws its own error before the device is queried.
 /// Throws `std::invalid_argument` if the grid of block tiles exceeds the device's
 /// limit or (fast path) K needs more than 2^31 - 1 steps of `block_k`.
 template <class In, class Policy = tensor_core_auto_policy, class SmCount>
-[[nodiscard]] gemm_plan tensor_core_plan(const gemm_problem<In, float>& p, int requested, SmCount&& sm_count) {
+[[nodiscard]] gemm_plan tensor_core_plan(const gemm_problem<In, float>& p, int requested, SmCount&& sm_count,
+                                         std::size_t shared_memory_optin = tensor_core_any_shared_memory) {
   if constexpr (std::is_same_v<Policy, tensor_core_auto_policy>) {
-    return tensor_core_picks_shallow_k(p.k) ? tensor_core_plan<In, tensor_core_shallow_k_policy>(p, requested, sm_count)
-                                            : tensor_core_plan<In, tensor_core_policy>(p, requested, sm_count);
+    return tensor_core_picks_shallow_k(p.k, shared_memory_optin)
+               ? tensor_core_plan<In, tensor_core_shallow_k_policy>(p, requested, sm_count)
+               : tensor_core_plan<In, tensor_core_policy>(p, requested, sm_count);
   } else {
     if (!gemm_tensor_core_fast_path(p)) {
       using fallback = tensor_core_fallback_policy;
@@ -699,8 +720,10 @@ template <class In, class Policy = tensor_core_auto_policy, class SmCount>
 
 /// `tensor_core_plan` on `sm_count` SMs.
 template <class In, class Policy = tensor_core_auto_policy>
-[[nodiscard]] gemm_plan tensor_core_plan(const gemm_problem<In, float>& p, int requested, int sm_count) {
-  return tensor_core_plan<In, Policy>(p, requested, [sm_count] { return sm_count; });
+[[nodiscard]] gemm_plan tensor_core_plan(const gemm_problem<In, float>& p, int requested, int sm_count,
+                                         std::size_t shared_memory_optin = tensor_core_any_shared_memory) {
+  return tensor_core_plan<In, Policy>(
+      p, requested, [sm_count] { return sm_count; }, shared_memory_optin);
 }
 
 /// Enqueues rung 4's kernel for `p` as `plan` (from `tensor_core_plan<In, Policy>`)
@@ -731,8 +754,8 @@ void launch_tensor_core(const gemm_plan& plan, const gemm_problem<In, float>& p,
     }
     using a_tile = detail::operand_tile<true, Policy::block_m, Policy::block_k>;  // same size either layout
     using b_tile = detail::operand_tile<true, Policy::block_n, Policy::block_k>;
-    launch_config c =
-        detail::tile_grid<Policy>(p.m, p.n, std::size_t{Policy::stages} * (a_tile::bytes + b_tile::bytes));
+    static_assert(tensor_core_ring_bytes<Policy>() == std::size_t{Policy::stages} * (a_tile::bytes + b_tile::bytes));
+    launch_config c = detail::tile_grid<Policy>(p.m, p.n, tensor_core_ring_bytes<Policy>());
     if (p.m <= 0 || p.n <= 0) return;                // nothing to compute, nothing to touch
     c.grid.y = static_cast<unsigned>(plan.split_k);  // <= max_grid_yz: plan_split_k
     const detail::split_k_output<In> out(p, plan.split_k, workspace, s);
@@ -754,8 +777,15 @@ void gemm_tensor_core(const gemm_problem<In, float>& p, const split_k_options& o
   static_assert(std::is_same_v<In, __half> || std::is_same_v<In, __nv_bfloat16>,
                 "gemm_tensor_core takes __half or __nv_bfloat16 inputs");
   FOUNDRY_NVTX_FUNCTION_RANGE();
-  const gemm_plan plan = tensor_core_plan<In, Policy>(
-      p, options.split_k, [&s] { return get_device_properties(stream_device(s.get())).sm_count; });
+  const auto device = [&s]() -> const device_properties& { return get_device_properties(stream_device(s.get())); };
+  const auto sm_count = [&device] { return device().sm_count; };
+  // The plan for a device where every tiling fits checks the problem before the device is
+  // queried; the device's shared memory can change only the deep tiling, past K = 1536.
+  const gemm_plan any_device = tensor_core_plan<In, Policy>(p, options.split_k, sm_count);
+  const gemm_plan plan =
+      any_device.fallback || tensor_core_picks_shallow_k(p.k)
+          ? any_device
+          : tensor_core_plan<In, Policy>(p, options.split_k, sm_count, device().shared_memory_per_block_optin);
   launch_tensor_core<In, Policy>(plan, p, options.workspace, s);
 }
 
