@@ -473,7 +473,8 @@ void enqueue_histogram_even(vector_split<N> split, const Sample* samples, const 
   launch(s, zero, zero_counts_kernel<Count>, counts, std::uint64_t{bins.count});
   if (split.n == 0) return;
 
-  const device_properties& device = get_device_properties();
+  // The device of `s`, where the kernels run, not the current one (issue 22: several devices).
+  const device_properties& device = get_device_properties(stream_device(s.get()));
   const std::size_t shared_bytes = std::size_t{bins.count} * sizeof(std::uint32_t);
   const bool fits_shared = shared_bytes <= device.shared_memory_per_block_optin;
   const int fit_per_sm =
@@ -482,7 +483,7 @@ void enqueue_histogram_even(vector_split<N> split, const Sample* samples, const 
       fits_shared ? std::max(1, std::min(Policy::blocks_per_sm, fit_per_sm)) : Policy::blocks_per_sm;
   constexpr std::uint64_t tile_vectors = std::uint64_t{Policy::block_threads} * Policy::vectors_in_flight;
   const std::uint64_t blocks = std::max<std::uint64_t>(
-      1, std::min<std::uint64_t>(ceil_div(split.vectors, tile_vectors), resident_grid_blocks(blocks_per_sm)));
+      1, std::min<std::uint64_t>(ceil_div(split.vectors, tile_vectors), resident_grid_blocks(blocks_per_sm, device)));
   // Most samples one block counts: its share of the full tiles, the partial tile, the head and tail.
   const std::uint64_t block_samples_bound =
       (ceil_div(split.vectors / tile_vectors, blocks) + 1) * tile_vectors * N + 2 * N;
@@ -497,7 +498,7 @@ void enqueue_histogram_even(vector_split<N> split, const Sample* samples, const 
         std::uint64_t{Policy::byte_block_threads} * Policy::byte_vectors_in_flight;
     const std::uint64_t byte_blocks =
         std::max<std::uint64_t>(1, std::min<std::uint64_t>(ceil_div(split.vectors, byte_tile_vectors),
-                                                           resident_grid_blocks(Policy::byte_blocks_per_sm)));
+                                                           resident_grid_blocks(Policy::byte_blocks_per_sm, device)));
     const std::uint64_t byte_block_samples_bound =
         (ceil_div(split.vectors / byte_tile_vectors, byte_blocks) + 1) * byte_tile_vectors * N + 2 * N;
     if (byte_block_samples_bound <= std::numeric_limits<std::uint32_t>::max()) {

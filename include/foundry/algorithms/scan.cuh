@@ -772,7 +772,7 @@ void enqueue_scan(vector_split<N> split, const In* in, Out* out, Out init, Op op
   FOUNDRY_EXPECTS(tiles <= max_grid_x, "scan input is too large: " + std::to_string(split.n) + " elements");
   const tile_states<Out> states = carve_tile_states<Out>(workspace, tiles);
   if (tiles > 1) {  // one tile publishes nothing, reads nothing, and takes index 0 from its block index
-    launch_config reset = make_launch_config_1d(tiles, 256, resident_grid_blocks(4));
+    launch_config reset = make_launch_config_1d(tiles, 256, resident_grid_blocks(4, s));
     reset.dependency = launch_dependency::programmatic;
     launch(s, reset, reset_tile_states_kernel<Out>, states, static_cast<std::uint32_t>(tiles));
   }

@@ -157,30 +157,39 @@ __global__ void __launch_bounds__(Policy::block_threads)
 }
 
 /// Grid-stride configuration: enough blocks for `work_items` threads (at least
-/// one block), capped at `Policy::blocks_per_sm` grid blocks per SM, with the
-/// policy's launch dependency (the kernels wait for prior grids first either way).
+/// one block), capped at `Policy::blocks_per_sm` grid blocks per SM of `device` (the
+/// stream's), with the policy's launch dependency (the kernels wait for prior grids first
+/// either way).
 template <class Policy>
-launch_config transform_launch_config(std::uint64_t work_items) {
+launch_config transform_launch_config(std::uint64_t work_items, const device_properties& device) {
   launch_config c = make_launch_config_1d(std::max<std::uint64_t>(work_items, 1), Policy::block_threads,
-                                          resident_grid_blocks(Policy::blocks_per_sm));
+                                          resident_grid_blocks(Policy::blocks_per_sm, device));
   c.dependency = Policy::dependency;
   return c;
 }
 
+/// The device whose SMs a call on `s` sizes its grid for: `device` when the argument checks
+/// found it (`device_for_checks`, -1 when they could not), else asked again, which throws.
+inline const device_properties& stream_device_properties(int device, cuda::stream_ref s) {
+  return get_device_properties(device >= 0 ? device : stream_device(s.get()));
+}
+
 /// The vector path when every pointer starts at the same offset modulo the
 /// vector (the head and tail then hold fewer than 2N elements), scalar otherwise.
+/// `device`: the ordinal of the device of `s`, as `stream_device_properties`.
 template <class Policy, class Out, class Op, class... In>
-void launch_transform(Out* out, std::uint64_t n, Op op, cuda::stream_ref s, const In*... in) {
+void launch_transform(Out* out, std::uint64_t n, Op op, cuda::stream_ref s, int device, const In*... in) {
   constexpr int n_vector = common_vector_elements_v<Policy::vector_bytes, Out, In...>;
+  const device_properties& properties = stream_device_properties(device, s);
   if constexpr (n_vector > 1) {
     if (same_vector_phase<n_vector>(out, in...)) {
       const auto split = split_for_vectors<n_vector>(out, n);
-      launch(s, transform_launch_config<Policy>(split.vectors), transform_kernel<Policy, n_vector, Out, Op, In...>,
-             split, out, op, in...);
+      launch(s, transform_launch_config<Policy>(split.vectors, properties),
+             transform_kernel<Policy, n_vector, Out, Op, In...>, split, out, op, in...);
       return;
     }
   }
-  launch(s, transform_launch_config<Policy>(n), transform_kernel<Policy, 1, Out, Op, In...>,
+  launch(s, transform_launch_config<Policy>(n, properties), transform_kernel<Policy, 1, Out, Op, In...>,
          split_for_vectors<1>(out, n), out, op, in...);
 }
 
@@ -282,7 +291,7 @@ void transform(cuda::std::tuple<cuda::std::span<In, InExtents>...> inputs, cuda:
                    inputs);
   cuda::std::apply(
       [&](auto... in) {
-        detail::launch_transform<Policy>(out.data(), out.size(), op, s,
+        detail::launch_transform<Policy>(out.data(), out.size(), op, s, device,
                                          static_cast<const detail::element_t<In>*>(in.data())...);
       },
       inputs);
@@ -310,17 +319,19 @@ void tabulate(cuda::std::span<T, Extent> out, Op op, cuda::stream_ref s) {
   FOUNDRY_NVTX_FUNCTION_RANGE();
   detail::expect_device_span(out, "tabulate output");
   if (out.empty()) return;
-  detail::expect_device_accessible(out, detail::device_for_checks(s), "tabulate output");
+  const int device = detail::device_for_checks(s);
+  detail::expect_device_accessible(out, device, "tabulate output");
+  const device_properties& properties = detail::stream_device_properties(device, s);
   constexpr int n_vector = vector_elements_v<T, Policy::vector_bytes>;
   if constexpr (n_vector > 1) {
     if (same_vector_phase<n_vector>(out.data())) {
       const auto split = split_for_vectors<n_vector>(out.data(), out.size());
-      launch(s, detail::transform_launch_config<Policy>(split.vectors),
+      launch(s, detail::transform_launch_config<Policy>(split.vectors, properties),
              detail::tabulate_kernel<Policy, n_vector, T, Op>, split, out.data(), op);
       return;
     }
   }
-  launch(s, detail::transform_launch_config<Policy>(out.size()), detail::tabulate_kernel<Policy, 1, T, Op>,
+  launch(s, detail::transform_launch_config<Policy>(out.size(), properties), detail::tabulate_kernel<Policy, 1, T, Op>,
          split_for_vectors<1>(out.data(), out.size()), out.data(), op);
 }
 

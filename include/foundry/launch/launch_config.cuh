@@ -137,10 +137,14 @@ inline void validate(const launch_config& c, const device_properties& p) {
   return static_cast<std::uint32_t>(std::max(1, blocks_per_sm) * get_device_properties().sm_count);
 }
 
+/// As above, on the device `device` describes.
+[[nodiscard]] inline std::uint32_t resident_grid_blocks(int blocks_per_sm, const device_properties& device) {
+  return static_cast<std::uint32_t>(std::max(1, blocks_per_sm) * device.sm_count);
+}
+
 /// As above, on the device that `s` belongs to (the one a launch on `s` runs on).
 [[nodiscard]] inline std::uint32_t resident_grid_blocks(int blocks_per_sm, cuda::stream_ref s) {
-  return static_cast<std::uint32_t>(std::max(1, blocks_per_sm) *
-                                    get_device_properties(stream_device(s.get())).sm_count);
+  return resident_grid_blocks(blocks_per_sm, get_device_properties(stream_device(s.get())));
 }
 
 /// Occupancy-based 1D configuration for `kernel` over `n` elements on the current
