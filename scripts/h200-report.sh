@@ -20,6 +20,7 @@ candidates=(
 python3 scripts/bench_report.py "$r/benchmarks.json" "$r/runs/issue18/12-benchmarks.json" \
   "$r/runs/issue19/2-benchmarks.json" "$r/runs/integration/3-benchmarks.json" "$r/runs/session5/2-benchmarks.json" \
   "$r/runs/session7/benchmarks.json" "$r/runs/session7/sweep-benchmarks.json" "$r/runs/session7/scan-default-benchmarks.json" \
+  "$r/runs/session12/e2-sweeps-benchmarks.json" \
   "${candidates[@]}" --exclude "$one_rank" \
   --markdown "$r/report.md" --plot "$r/roofline.png"
 python3 scripts/update-readme-results.py "$r/report.md" README.md
