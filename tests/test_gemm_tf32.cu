@@ -64,14 +64,7 @@ std::string tf32_unavailable_reason() {
   return {};
 }
 
-#define SKIP_UNLESS_TF32_RUNS() \
-  do { \
-    const std::string why = tf32_unavailable_reason(); \
-    if (!why.empty()) { \
-      WARN("SKIPPED: " << why); \
-      return; \
-    } \
-  } while (false)
+#define SKIP_UNLESS_TF32_RUNS() FOUNDRY_SKIP_FOR_REASON(tf32_unavailable_reason())
 
 // The element bound of the file comment, as a fraction of the magnitude, for inner extent k.
 double tf32_bound_scale(std::int64_t k) {

@@ -58,14 +58,7 @@ std::string wgmma_unavailable_reason() {
 
 // Returns from the test case, reported as skipped by ctest (SKIP_REGULAR_EXPRESSION), when the
 // rung cannot run here.
-#define SKIP_UNLESS_WGMMA_RUNS() \
-  do { \
-    const std::string why = wgmma_unavailable_reason(); \
-    if (!why.empty()) { \
-      WARN("SKIPPED: " << why); \
-      return; \
-    } \
-  } while (false)
+#define SKIP_UNLESS_WGMMA_RUNS() FOUNDRY_SKIP_FOR_REASON(wgmma_unavailable_reason())
 
 // ---------------------------------------------------------------------------------------------
 // Host emulation of the shared-memory layouts.

@@ -215,13 +215,17 @@ inline std::string missing_device_code_reason() {
 
 }  // namespace foundry::test
 
-/// Returns from a [gpu] test case, reported as skipped by ctest (SKIP_REGULAR_EXPRESSION),
-/// when the binary has no code for the device (`missing_device_code_reason`).
-#define FOUNDRY_SKIP_UNLESS_BUILT_FOR_DEVICE() \
+/// Returns from a test case, reported as skipped by ctest (SKIP_REGULAR_EXPRESSION), when
+/// `reason_expression` (a std::string: why the case cannot run here) is not empty.
+#define FOUNDRY_SKIP_FOR_REASON(reason_expression) \
   do { \
-    const std::string foundry_skip_reason = foundry::test::missing_device_code_reason(); \
+    const std::string foundry_skip_reason = (reason_expression); \
     if (!foundry_skip_reason.empty()) { \
       WARN("SKIPPED: " << foundry_skip_reason); \
       return; \
     } \
   } while (false)
+
+/// Returns from a [gpu] test case, reported as skipped, when the binary has no code for the
+/// device (`missing_device_code_reason`).
+#define FOUNDRY_SKIP_UNLESS_BUILT_FOR_DEVICE() FOUNDRY_SKIP_FOR_REASON(foundry::test::missing_device_code_reason())
