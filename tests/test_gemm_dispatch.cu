@@ -486,13 +486,13 @@ TEST_CASE("make_gemm_plan does not pack where the copy would cost more than it s
   const foundry::gemm_plan modelled = foundry::make_gemm_plan(edge, device);
   CHECK((modelled.pack_a && contains(modelled.why, "modelled faster than the fallback")));
 
-  // 4096 x 16 x 4096: A's copy would move twice the bytes that the (memory-bound) product reads,
-  // B's (4096 x 16) a hundredth of them. B alone is copied; with A misaligned too, nothing is
-  // (copying B alone would leave the fallback in place).
-  auto narrow = plan_problem<__nv_bfloat16>(4096, 16, 4096);
-  narrow.ldb = 17;
+  // 4096 x 40 x 4096 (past the skinny rung's 32 rows): A's copy would move about twice the
+  // bytes that the (memory-bound) product reads, B's (4096 x 40) a hundredth of them. B alone
+  // is copied; with A misaligned too, nothing is (copying B alone would leave the fallback in place).
+  auto narrow = plan_problem<__nv_bfloat16>(4096, 40, 4096);
+  narrow.ldb = 41;
   const foundry::gemm_plan b = foundry::make_gemm_plan(narrow, device);
-  CHECK((b.pack_b && !b.pack_a && b.packed_ldb == 16 && !b.fallback));
+  CHECK((b.pack_b && !b.pack_a && b.packed_ldb == 40 && !b.fallback));
   narrow.lda = 4097;
   const foundry::gemm_plan neither = foundry::make_gemm_plan(narrow, device);
   CHECK((!neither.pack_a && !neither.pack_b && neither.fallback));
@@ -1041,20 +1041,30 @@ TEMPLATE_TEST_CASE("gemm runs the sweep's small misaligned problems on the plans
                    "[gpu][gemm][pack]", __nv_bfloat16, __half) {
   FOUNDRY_SKIP_UNLESS_BUILT_FOR_DEVICE();
   const auto split_fallback = [](const foundry::gemm_plan& plan) { return plan.fallback && plan.split_k > 1; };
-  // 1950x23x670_rt_rt_p3_2_2 exactly: A M-contiguous, ld 1953; B K-contiguous, ld 672; ldc 25.
-  // On the H200: rung 4's fallback in 7 slices of 96.
-  CHECK(require_default_plan<TestType>(sweep_case({1950, 23, 670}, false, false, 8, 1, true, false, 2), split_fallback)
-            .path);
-  // 16x17x396_rn_cn_p0_7_4 with both leading dimensions 396 (the sweep's B has 403; the same
-  // plan): one block, 7 slices of 64.
+  const auto skinny_mma = [](const foundry::gemm_plan& plan) {
+    return plan.rung == foundry::gemm_rung::skinny && std::string(plan.why).find("mma.sync") != std::string::npos;
+  };
+  // 1950x23x670_rt_rt_p3_2_2 exactly (A M-contiguous, ld 1953; B K-contiguous, ld 672; ldc 25),
+  // 16x17x396_rn_cn_p0_7_4 and 82x14x11373_rt_ct_p6_3_5 (below): 32 rows or fewer on the small
+  // side, the skinny rung's tensor-core kernel, whatever the alignment.
   CHECK(
-      require_default_plan<TestType>(sweep_case({16, 17, 396}, true, false, 1, 0, true, true, 4), split_fallback).path);
+      require_default_plan<TestType>(sweep_case({1950, 23, 670}, false, false, 8, 1, true, false, 2), skinny_mma).path);
+  CHECK(require_default_plan<TestType>(sweep_case({16, 17, 396}, true, false, 1, 0, true, true, 4), skinny_mma).path);
+  CHECK(require_default_plan<TestType>(sweep_case({82, 14, 11373}, false, true, 1, 3, false, true, 5), skinny_mma)
+            .path);
+  // The same layouts past 32 on the small side. 1950x40x670 (as 1950x23x670): rung 4's
+  // fallback in 7 slices of 96 on the H200.
+  CHECK(require_default_plan<TestType>(sweep_case({1950, 40, 670}, false, false, 8, 1, true, false, 2), split_fallback)
+            .path);
+  // 40x41x396 with both leading dimensions 396: one block, 7 slices of 64.
+  CHECK(
+      require_default_plan<TestType>(sweep_case({40, 41, 396}, true, false, 1, 0, true, true, 4), split_fallback).path);
   // 102x1461x554_rn_ct_p1_4_3 with lda 555, ldb 1462 (the sweep's 1465; the same plan): 5 slices of 128.
   CHECK(require_default_plan<TestType>(sweep_case({102, 1461, 554}, true, true, 1, 1, true, true, 3), split_fallback)
             .path);
-  // 82x14x11373_rt_ct_p6_3_5 exactly: A (ld 88) aligned, B N-contiguous with ld 17, packed to 16;
-  // the fast kernel in 15 slices of 768.
-  CHECK(require_default_plan<TestType>(sweep_case({82, 14, 11373}, false, true, 1, 3, false, true, 5),
+  // 82x40x11373 (as 82x14x11373_rt_ct_p6_3_5): A (ld 88) aligned, B N-contiguous with ld 43,
+  // packed to 40; the fast kernel in 15 slices of 768.
+  CHECK(require_default_plan<TestType>(sweep_case({82, 40, 11373}, false, true, 1, 3, false, true, 5),
                                        [](const foundry::gemm_plan& plan) {
                                          return !plan.fallback && plan.pack_b && !plan.pack_a &&
                                                 plan.rung == foundry::best_gemm_rung<TestType, float>();

@@ -13,6 +13,11 @@
 // at K = 1030, ~ 0.25 at K = 4097, against |a b| ~ 1/4 on average for one term missing or
 // wrong (and ~ 0.3 sqrt(K / 512) for a missing K chunk). At K = 4097 a single missing term
 // therefore shows in only ~ 40% of the elements (P(|a b| > 1/4)), i.e. in hundreds of them.
+// 16-bit inputs with 2 rows or more run on the tensor cores (gemm_skinny_mma.cuh), which add
+// a block of 16 exact products to the fp32 accumulator with truncation rather than rounding
+// to nearest (Fasi, Higham, Mikaitis and Pranesh, "Numerical behavior of NVIDIA tensor
+// cores", 2021): up to about one unit of 2^-23 per term instead of half of one, so those
+// plans take the same bound with twice the terms, float_sum_tolerance(2 (K + 4)).
 //
 // The kernels are reached through gemm_kernels::launch_skinny with the plan of
 // make_gemm_plan(p, gemm_rung::skinny, ...), so this binary instantiates only the skinny
@@ -142,6 +147,8 @@ foundry::gemm_plan check_skinny(const skinny_case& c, cuda::std::span<float> wor
   gk::launch_skinny<T>(plan, p, workspace, s);
   const std::vector<float> got = foundry::test::to_host(d_c, s);
 
+  const bool mma = gk::skinny_uses_mma<T>(std::min(c.m, c.n));
+  const std::size_t terms = (mma ? 2 : 1) * (static_cast<std::size_t>(c.k) + 4);  // see the file comment
   std::vector<char> in_view(got.size(), 0);
   int bad = 0;
   for (std::int64_t i = 0; i < c.m; ++i) {
@@ -158,7 +165,7 @@ foundry::gemm_plan check_skinny(const skinny_case& c, cuda::std::span<float> wor
       const double old = c.beta == 0.0f ? 0.0 : c_before[e];
       const double ref = c.alpha * sum + c.beta * old;
       const double bound = std::fabs(c.alpha) * sum_abs + std::fabs(c.beta) * std::fabs(old);
-      const double tolerance = foundry::test::float_sum_tolerance(static_cast<std::size_t>(c.k) + 4, bound);
+      const double tolerance = foundry::test::float_sum_tolerance(terms, bound);
       if (!(std::fabs(got[e] - ref) <= tolerance) && bad++ < 5) {
         FAIL_CHECK("C(" << i << ", " << j << ") = " << got[e] << ", reference " << ref << " +- " << tolerance);
       }
@@ -277,6 +284,49 @@ TEMPLATE_TEST_CASE("skinny rung's 16-byte loads of 16-bit B match the reference 
   }
 }
 
+TEMPLATE_TEST_CASE("skinny rung's tensor-core kernel matches the reference at every row bucket, ragged tiles and K",
+                   "[gpu]", __half, __nv_bfloat16) {
+  // Rows 2..33 of the small side: buckets of 8, 16 and 32 and their edges (33: a second row
+  // group). The large side ends inside or just past a block (128 rows of B^T along k, 256
+  // columns of B along n) and inside an mma tile of 16; K ends inside a block of 32 (the
+  // permuted k order), a round (64 along k) and the second chunk of 512. The four combos
+  // give both kernels (B along n or along k) with both stagings of the small operand (A
+  // k-contiguous: rows of k; m-contiguous: rows of m through ldmatrix.trans); aligned pads
+  // (vector loads) alternate with odd pads and misaligned bases (scalar loads).
+  struct extent {
+    std::int64_t n, k;
+  };
+  int index = 0;
+  for (const std::int64_t m : {2, 7, 8, 9, 16, 17, 31, 32, 33}) {
+    for (const extent& e : {extent{129, 7}, extent{257, 33}, extent{300, 95}, extent{130, 1030}}) {
+      for (const int combo : {0, 1, 4, 5}) {  // A row / column-major x B row / column-major
+        skinny_case c;
+        c.m = m, c.n = e.n, c.k = e.k;
+        c = with_layouts(c, combo);
+        if (index % 3 == 0) {  // aligned: leading dimensions multiples of 8
+          const bool a_k = c.la == matrix_layout::row_major, b_n = c.lb == matrix_layout::row_major;
+          c.pad_a = static_cast<int>((8 - (a_k ? c.k : c.m) % 8) % 8);
+          c.pad_b = static_cast<int>((8 - (b_n ? c.n : c.k) % 8) % 8);
+        } else {
+          c.pad_a = index % 8, c.pad_b = (index + 3) % 8, c.offset = index % 2;
+        }
+        c.pad_c = index % 5;
+        c.alpha = index % 4 == 0 ? 1.0f : -1.5f;
+        c.beta = index % 2 == 0 ? 0.0f : 0.5f;
+        const foundry::gemm_plan plan = check_skinny<TestType>(c);
+        CHECK(std::string(plan.why).find("mma.sync") != std::string::npos);
+        ++index;
+      }
+    }
+  }
+  // Small N, solved as C^T = B^T A^T, on both kernels.
+  for (const int combo : {0, 1, 4, 5, 16}) {
+    skinny_case c;
+    c.m = 300, c.n = 12, c.k = 600;
+    check_skinny<TestType>(with_layouts(c, combo));
+  }
+}
+
 TEST_CASE("skinny rung with explicit split-K counts and a caller workspace matches the reference", "[gpu]") {
   foundry::stream s;
   // 7 and 12: slices of 224 and 128 along n, 256 along k, shorter than a chunk of 512.
@@ -350,9 +400,9 @@ TEST_CASE("skinny rung named for more rows than it holds covers them in row grou
   c.m = 37, c.n = 70, c.k = 45;  // fp32: 3 groups of 16
   for (const int combo : {0, 5, 10, 31}) {
     check_skinny<float>(with_layouts(c, combo));
-    check_skinny<__half>(with_layouts(c, combo));  // 5 groups of 8
+    check_skinny<__half>(with_layouts(c, combo));  // tensor cores: 2 groups of 32
   }
-  c.m = 16, c.n = 300, c.k = 200;  // bf16: 2 groups of 8
+  c.m = 70, c.n = 300, c.k = 200;  // bf16: 3 groups of 32, the last of 6 rows
   check_skinny<__nv_bfloat16>(c);
 }
 
@@ -405,19 +455,20 @@ TEST_CASE("make_gemm_plan takes the skinny rung for vector and skinny products o
     CHECK(foundry::make_gemm_plan(plan_problem<float>(small, 16384, 16384), h200).rung == gemm_rung::skinny);
     CHECK(foundry::make_gemm_plan(plan_problem<float>(16384, small, 16384), h200).rung == gemm_rung::skinny);
   }
-  for (const std::int64_t small : {1, 5, 8}) {
+  for (const std::int64_t small : {1, 5, 8, 16, 32}) {
     CHECK(foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(small, 16384, 16384), h200).rung == gemm_rung::skinny);
     CHECK(foundry::make_gemm_plan(plan_problem<__half>(16384, small, 4097, false, false), h200).rung ==
           gemm_rung::skinny);
   }
   // Past the threshold, square shapes, and K = 0 keep their rungs.
   CHECK(foundry::make_gemm_plan(plan_problem<float>(17, 16384, 16384), h200).rung == gemm_rung::register_blocked);
-  CHECK(foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(16, 16384, 16384), h200).rung != gemm_rung::skinny);
+  CHECK(foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(33, 16384, 16384), h200).rung != gemm_rung::skinny);
   CHECK(foundry::make_gemm_plan(plan_problem<float>(4096, 4096, 4096), h200).rung == gemm_rung::register_blocked);
   CHECK(foundry::make_gemm_plan(plan_problem<__half>(1024, 1024, 8192), h200).rung != gemm_rung::skinny);
   CHECK(foundry::make_gemm_plan(plan_problem<float>(1, 16384, 0), h200).rung == gemm_rung::naive);
   STATIC_REQUIRE(gk::skinny_max_rows<float> == 16);
-  STATIC_REQUIRE(gk::skinny_max_rows<__nv_bfloat16> == 8);
+  STATIC_REQUIRE(gk::skinny_max_rows<__nv_bfloat16> == 32);
+  STATIC_REQUIRE(gk::skinny_core_max_rows<__half> == 8);
 }
 
 TEST_CASE("the skinny plan names its tile, split and orientation", "[gemm][plan]") {
@@ -434,10 +485,17 @@ TEST_CASE("the skinny plan names its tile, split and orientation", "[gemm][plan]
   const foundry::gemm_plan column = foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(16384, 1, 16384), h200);
   CHECK((column.block_m == 1 && column.block_n == 32 && column.min_blocks_per_sm == 2 && column.split_k == 1));
   CHECK(std::string(column.why).find("small N") != std::string::npos);
-  // Row buckets: 1, half, all of skinny_max_rows.
+  // Row buckets: 1, half, all of skinny_core_max_rows on the CUDA cores; 8, 16, 32 on the
+  // tensor cores (16-bit, 2 rows or more), which say so.
   CHECK(foundry::make_gemm_plan(plan_problem<float>(3, 4096, 4096), h200).block_m == 8);
   CHECK(foundry::make_gemm_plan(plan_problem<float>(9, 4096, 4096), h200).block_m == 16);
-  CHECK(foundry::make_gemm_plan(plan_problem<__half>(3, 4096, 4096), h200).block_m == 4);
+  CHECK(foundry::make_gemm_plan(plan_problem<__half>(1, 4096, 4096), h200).block_m == 1);
+  for (const auto& [m, rows] : {std::pair<std::int64_t, int>{2, 8}, {8, 8}, {9, 16}, {16, 16}, {17, 32}, {32, 32}}) {
+    const foundry::gemm_plan mma = foundry::make_gemm_plan(plan_problem<__half>(m, 4096, 4096), h200);
+    CHECK((mma.block_m == rows && mma.block_n == 256 && mma.min_blocks_per_sm == (rows == 8 ? 4 : 3)));
+    CHECK(std::string(mma.why).find("mma.sync") != std::string::npos);
+  }
+  CHECK(foundry::make_gemm_plan(plan_problem<__half>(4096, 9, 4096), h200).block_n == 128);  // along k
   // Named on a square shape: still a skinny plan, saying why it is slow.
   const foundry::gemm_plan named = foundry::make_gemm_plan(plan_problem<float>(512, 512, 512), gemm_rung::skinny, 132);
   CHECK((named.rung == gemm_rung::skinny && named.block_m == 16));
@@ -447,22 +505,21 @@ TEST_CASE("the skinny plan names its tile, split and orientation", "[gemm][plan]
 TEST_CASE("the skinny plan cuts a long K into slices of a few hundred when the column tiles are few", "[gemm][plan]") {
   const foundry::device_properties h200 = hopper();
   // 3 x 58 x 2835 bf16, A "cn" (column-major, lda 5), B "ct" (column-major n x k transposed,
-  // ld 59): along n, one tile of 256 columns (16-bit with 4 rows: 8 columns a lane) for 528
-  // slots; 2835 / 256 = 11 slices wanted, 258 deep rounded up to 288 (rounds of 4 warps x 8
-  // rows): 10 slices.
+  // ld 59): along n on the tensor cores, one tile of 256 columns (4 warps x 64) for 528 slots;
+  // 2835 / 256 = 11 slices wanted, 258 deep rounded up to 288 (rounds of 32 k): 10 slices.
   auto sweep = plan_problem<__nv_bfloat16>(3, 58, 2835, false, true);
   sweep.lda = 5, sweep.ldb = 59;
   const foundry::gemm_plan cn_ct = foundry::make_gemm_plan(sweep, h200);
-  CHECK((cn_ct.rung == gemm_rung::skinny && cn_ct.block_m == 4 && cn_ct.block_n == 256));
+  CHECK((cn_ct.rung == gemm_rung::skinny && cn_ct.block_m == 8 && cn_ct.block_n == 256));
   CHECK((cn_ct.split_k == 10 && cn_ct.k_per_split == 288 && cn_ct.workspace_bytes == 10u * 3u * 58u * sizeof(float)));
-  CHECK(cn_ct.describe().rfind("skinny 4x256x512, 1 stage, 4 block/SM, split-K 10 x 288 (", 0) == 0);
+  CHECK(cn_ct.describe().rfind("skinny 8x256x512, 1 stage, 4 block/SM, split-K 10 x 288 (", 0) == 0);
   // The aligned row-major variant: the same plan.
   const foundry::gemm_plan rn = foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(3, 58, 2835), h200);
   CHECK((rn.split_k == 10 && rn.k_per_split == 288));
-  // B column-major: along k, two tiles of 32 columns for 264 slots; rounds of 512 k (two
-  // steps of 256, 8 k a lane): 6 x 512.
+  // B column-major: along k, one tile of 128 rows of B^T for 528 slots; 258 deep rounded up
+  // to 320 (rounds of 64 k): 9 x 320.
   const foundry::gemm_plan ck = foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(3, 58, 2835, true, false), h200);
-  CHECK((ck.block_n == 32 && ck.split_k == 6 && ck.k_per_split == 512));
+  CHECK((ck.block_n == 128 && ck.split_k == 9 && ck.k_per_split == 320));
   // 82 x 14 x 11373 fp32, solved as C^T (14 rows of 16). A column-major: along n, one tile,
   // rounds of 16: 44 slices wanted, 259 deep rounded to 272: 42. A row-major: along k,
   // three tiles, rounds of 128: 384 deep, 30 slices.
@@ -487,11 +544,11 @@ TEST_CASE("the skinny plan keeps the split of large skinny shapes", "[gemm][plan
     CHECK((f32.split_k == 4 && f32.k_per_split == 4096));
   }
   // 16-bit: one row takes tiles of 256 columns (8 a lane), 64 tiles: 8 slices of 2048; eight
-  // rows keep tiles of 128 (4 a lane) and 4 slices.
+  // rows, on the tensor cores, tiles of 256 too (4 warps x 64).
   const foundry::gemm_plan bf16_1 = foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(1, 16384, 16384), h200);
   CHECK((bf16_1.block_n == 256 && bf16_1.split_k == 8 && bf16_1.k_per_split == 2048));
   const foundry::gemm_plan bf16_8 = foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(8, 16384, 16384), h200);
-  CHECK((bf16_8.block_n == 128 && bf16_8.split_k == 4 && bf16_8.k_per_split == 4096));
+  CHECK((bf16_8.block_n == 256 && bf16_8.split_k == 8 && bf16_8.k_per_split == 2048));
   CHECK(foundry::make_gemm_plan(plan_problem<float>(16, 16384, 16384), h200).split_k == 4);
   CHECK(foundry::make_gemm_plan(plan_problem<float>(1, 32768, 16384), h200).split_k == 2);
   CHECK(foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(16384, 1, 16384), h200).split_k == 1);  // 512 tiles
@@ -500,7 +557,7 @@ TEST_CASE("the skinny plan keeps the split of large skinny shapes", "[gemm][plan
 TEMPLATE_TEST_CASE("every skinny split is whole rounds of loads, fills at most the slots, and covers K exactly",
                    "[gemm][plan]", float, __nv_bfloat16) {
   const foundry::device_properties h200 = hopper();
-  for (const std::int64_t m : {1, 3, 8, 16}) {
+  for (const std::int64_t m : {1, 3, 8, 16, 17, 32}) {
     for (const std::int64_t n : {1, 58, 300, 5000}) {
       for (const std::int64_t k : {1, 255, 700, 2835, 11373, 100000}) {
         for (const bool b_n : {true, false}) {
@@ -509,8 +566,10 @@ TEMPLATE_TEST_CASE("every skinny split is whole rounds of loads, fills at most t
           INFO(m << "x" << n << "x" << k << " " << plan.describe());
           if (plan.split_k == 1) continue;
           const auto g = gk::detail::skinny_orient(p);
-          const int unit =
-              gk::skinny_policy::split_unit_k(g.b_n_contiguous, plan.block_m, gk::skinny_elements_per_load<TestType>);
+          const int unit = gk::skinny_uses_mma<TestType>(g.m)
+                               ? gk::skinny_mma_policy::split_unit_k(g.b_n_contiguous)
+                               : gk::skinny_policy::split_unit_k(g.b_n_contiguous, plan.block_m,
+                                                                 gk::skinny_elements_per_load<TestType>);
           const std::int64_t tiles =
               (g.n + plan.block_n - 1) / plan.block_n * ((g.m + plan.block_m - 1) / plan.block_m);
           CHECK(plan.k_per_split % unit == 0);

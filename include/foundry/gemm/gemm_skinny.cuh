@@ -7,9 +7,11 @@
 /// the reading of B while m is small. On the H200, 4.2 TB/s bring 1.05 T fp32 or 2.1 T
 /// 16-bit elements of B per second, and the CUDA cores (these kernels accumulate in fp32
 /// there, for every input type) run ~51 TFLOP/s: the two meet at m = 51 / (2 * 1.05) ~ 24
-/// for fp32 inputs and ~ 12 for 16-bit ones. `skinny_max_rows` stops at two thirds of
-/// that (16 and 8), leaving issue slots for the loads, the conversions and the
-/// shared-memory reads of A; beyond it the tiled rungs win.
+/// for fp32 inputs and ~ 12 for 16-bit ones. `skinny_core_max_rows` stops at two thirds
+/// of that (16 and 8), leaving issue slots for the loads, the conversions and the
+/// shared-memory reads of A. 16-bit inputs with 2 rows or more go to the tensor-core
+/// kernel of gemm_skinny_mma.cuh instead (up to 32 rows: `skinny_max_rows`), where the
+/// arithmetic no longer competes with the loads; a 16-bit vector (one row) stays here.
 ///
 /// - **Orientation.** The small side becomes the rows: when n < m the kernel solves
 ///   C^T = B^T A^T (`skinny_orient`), so the large operand is always the kernel's B,
@@ -42,9 +44,11 @@
 #include <foundry/core/error.cuh>
 #include <foundry/core/math.cuh>
 #include <foundry/gemm/detail/epilogue.cuh>
+#include <foundry/gemm/detail/skinny_args.cuh>
 #include <foundry/gemm/detail/split_k.cuh>
 #include <foundry/gemm/gemm_plan.cuh>
 #include <foundry/gemm/gemm_problem.cuh>
+#include <foundry/gemm/gemm_skinny_mma.cuh>
 #include <foundry/launch/launch.cuh>
 #include <foundry/launch/launch_config.cuh>
 #include <foundry/warp/warp_reduce.cuh>
@@ -146,11 +150,17 @@ struct skinny_policy {
   static constexpr std::int64_t max_splits = 64;
 };
 
-/// The most rows of the small side for which `foundry::gemm` picks the skinny rung:
-/// 16 for fp32 inputs, 8 for 16-bit ones, two thirds of where the H200's fp32 FMA rate
-/// meets its memory bandwidth (the file comment gives the arithmetic).
+/// The most rows of the small side the CUDA-core kernels hold per pass: 16 for fp32
+/// inputs, 8 for 16-bit ones, two thirds of where the H200's fp32 FMA rate meets its
+/// memory bandwidth (the file comment gives the arithmetic).
 template <class In>
-inline constexpr int skinny_max_rows = std::is_same_v<In, float> ? 16 : 8;
+inline constexpr int skinny_core_max_rows = std::is_same_v<In, float> ? 16 : 8;
+
+/// The most rows of the small side for which `foundry::gemm` picks the skinny rung: 16
+/// for fp32 inputs (the CUDA cores), 32 for 16-bit ones (the tensor cores from 2 rows,
+/// `skinny_uses_mma`).
+template <class In>
+inline constexpr int skinny_max_rows = std::is_same_v<In, float> ? 16 : skinny_mma_policy::max_rows;
 
 /// Whether `foundry::gemm` takes the skinny rung for `p`: K >= 1 and min(M, N) at most
 /// `skinny_max_rows<In>` (K = 0 is C = beta * C, the naive rung's one pass).
@@ -161,54 +171,15 @@ template <class In, class Out>
 
 namespace detail {
 
-/// The problem as the skinny kernels see it: m (the small side) × n, with C(i, j) at
-/// `c[i * c_row_stride + j * c_col_stride]` (C^T when the orientation was swapped), and
-/// the K slice of block y at `[y * k_per_split, ...)`, its results at `c + y * slice_stride`.
-template <class In>
-struct skinny_args {
-  std::int64_t m = 0, n = 0, k = 0;
-  const In* a = nullptr;
-  std::int64_t lda = 0;
-  bool a_k_contiguous = true;
-  const In* b = nullptr;
-  std::int64_t ldb = 0;
-  bool b_n_contiguous = true;
-  float* c = nullptr;
-  std::int64_t c_row_stride = 0, c_col_stride = 1;
-  float alpha = 1.0f, beta = 0.0f;
-  std::int64_t k_per_split = 0;
-  std::int64_t slice_stride = 0;
-};
-
-/// `p` with its small side as the rows: `p` itself when m <= n, else C^T = B^T A^T
-/// (the new A is B^T, k-contiguous where B was not n-contiguous; the new B is A^T).
-template <class In>
-[[nodiscard]] constexpr skinny_args<In> skinny_orient(const gemm_problem<In, float>& p) noexcept {
-  skinny_args<In> g;
-  g.k = p.k;
-  g.c = p.c;
-  g.alpha = p.alpha;
-  g.beta = p.beta;
-  if (p.m <= p.n) {
-    g.m = p.m, g.n = p.n;
-    g.a = p.a, g.lda = p.lda, g.a_k_contiguous = p.a_k_contiguous;
-    g.b = p.b, g.ldb = p.ldb, g.b_n_contiguous = p.b_n_contiguous;
-    g.c_row_stride = p.ldc, g.c_col_stride = 1;
-  } else {
-    g.m = p.n, g.n = p.m;
-    g.a = p.b, g.lda = p.ldb, g.a_k_contiguous = !p.b_n_contiguous;
-    g.b = p.a, g.ldb = p.lda, g.b_n_contiguous = !p.a_k_contiguous;
-    g.c_row_stride = 1, g.c_col_stride = p.ldc;
-  }
-  return g;
-}
-
 /// Rows a skinny kernel instance holds per thread for `m` rows of the small side:
-/// 1, half of `skinny_max_rows<In>`, or all of them (a kernel does as many FMAs as its
-/// bucket has rows, so a vector product must not pay for 16).
+/// 1, half of `skinny_core_max_rows<In>`, or all of them (a kernel does as many FMAs as its
+/// bucket has rows, so a vector product must not pay for 16). The tensor-core kernel has
+/// its own (`skinny_mma_policy::row_bucket`).
 template <class In>
 [[nodiscard]] constexpr int skinny_row_bucket(std::int64_t m) noexcept {
-  return m <= 1 ? 1 : m <= skinny_max_rows<In> / 2 ? skinny_max_rows<In> / 2 : skinny_max_rows<In>;
+  return m <= 1                               ? 1
+         : m <= skinny_core_max_rows<In> / 2 ? skinny_core_max_rows<In> / 2
+                                              : skinny_core_max_rows<In>;
 }
 
 /// How the kernels read elements of In: as raw bits (float, or the 16 bits of a half or
@@ -358,15 +329,6 @@ __device__ __forceinline__ typename skinny_element<In, W>::vec load_vector(
   return element::pack(r);
 }
 
-/// Writes the thread's result for C(row, col) of the skinny problem (rows and columns
-/// past m and n are skipped): `alpha * acc + beta * C`, C not read when beta == 0.
-template <class In>
-__device__ __forceinline__ void store_result(const skinny_args<In>& g, std::int64_t row, std::int64_t col, float acc) {
-  if (row >= g.m || col >= g.n) return;
-  float* c = g.c + std::int64_t{blockIdx.y} * g.slice_stride + row * g.c_row_stride + col * g.c_col_stride;
-  *c = blend(g.alpha, acc, g.beta, c);
-}
-
 /// Rows [begin, end) of a K chunk of `kc` rows (kc <= chunk) that warp `warp` of `Warps`
 /// takes in the along-n kernel: equal shares in whole rounds of `InFlight` rows, so that a
 /// chunk shortened by the slice's end still keeps every warp busy; empty when begin >= end.
@@ -375,13 +337,6 @@ __host__ __device__ constexpr void warp_k_share(int kc, int warp, int& begin, in
   const int share = round_up(ceil_div(kc, Warps), InFlight);
   begin = warp * share;
   end = begin + share < kc ? begin + share : kc;
-}
-
-/// The K slice of this block: [begin, end), empty when the slice starts past K.
-template <class In>
-__device__ __forceinline__ void k_slice(const skinny_args<In>& g, std::int64_t& begin, std::int64_t& end) {
-  begin = std::int64_t{blockIdx.y} * g.k_per_split;
-  end = begin + g.k_per_split < g.k ? begin + g.k_per_split : g.k;
 }
 
 /// The along-n kernel's epilogue: the warps' partial sums of C(row0 + i, col0 + lane's
@@ -567,15 +522,20 @@ __global__ void __launch_bounds__(skinny_policy::along_k_threads, skinny_policy:
   detail::sum_lanes_and_store<Rows, cols>(g, acc, lane, row0, col0);
 }
 
-/// The plan of the skinny rung for `p` on `sm_count` SMs: rows per pass (`block_m`: 1,
-/// half or all of `skinny_max_rows<In>`), columns per block (`block_n`), the K chunk
-/// (`block_k`) and split-K (`plan_split_k` while the blocks are fewer than the resident
-/// slots: slots / tiles slices, at least `skinny_policy::min_k_per_split` deep, at most
-/// `skinny_policy::max_splits`, the depth a multiple of `skinny_policy::split_unit_k`, not
-/// of the chunk; `requested` as `split_k_options::split_k`, at most one slice per unit).
+/// The plan of the skinny rung for `p` on `sm_count` SMs: for 16-bit inputs with 2 rows
+/// or more on the small side, the tensor-core kernel's (`skinny_mma_plan`); otherwise rows
+/// per pass (`block_m`: 1, half or all of `skinny_core_max_rows<In>`), columns per block
+/// (`block_n`), the K chunk (`block_k`) and split-K (`plan_split_k` while the blocks are
+/// fewer than the resident slots: slots / tiles slices, at least
+/// `skinny_policy::min_k_per_split` deep, at most `skinny_policy::max_splits`, the depth a
+/// multiple of `skinny_policy::split_unit_k`, not of the chunk; `requested` as
+/// `split_k_options::split_k`, at most one slice per unit).
 template <class In>
 [[nodiscard]] gemm_plan skinny_plan(const gemm_problem<In, float>& p, int requested, int sm_count) {
   const detail::skinny_args<In> g = detail::skinny_orient(p);
+  if constexpr (!std::is_same_v<In, float>) {
+    if (skinny_uses_mma<In>(g.m)) return skinny_mma_plan<In>(p, requested, sm_count);
+  }
   const bool along_n = g.b_n_contiguous;
   gemm_plan plan;
   plan.rung = gemm_rung::skinny;
@@ -595,7 +555,7 @@ template <class In>
                                     skinny_policy::split_unit_k(along_n, plan.block_m, skinny_elements_per_load<In>),
                                     requested, skinny_policy::min_k_per_split, skinny_policy::max_splits),
                        p);
-  if (g.m > skinny_max_rows<In>) {
+  if (g.m > skinny_core_max_rows<In>) {
     plan.why = "skinny kernel named for a shape that is not skinny: B read once per block_m rows";
   } else if (p.m <= p.n) {
     plan.why =
@@ -607,33 +567,15 @@ template <class In>
   return plan;
 }
 
-/// Enqueues the skinny kernel for `p` as `plan` (from `skinny_plan`) says, on `s`
-/// (asynchronous). `p` must already be valid (as `foundry::gemm` checks it); an empty
-/// C launches nothing; K = 0 gives C = beta * C; C is not read when beta == 0. Vector
-/// loads of the large operand when its pointer is aligned to 16 bytes and its leading
-/// dimension a multiple of `skinny_elements_per_load<In>` (4 fp32, 8 16-bit); otherwise
-/// scalar loads. Split-K as `detail::split_k_output`
-/// (`workspace` empty: allocated on `s`). Throws `std::invalid_argument` if `plan` is not
-/// a skinny plan for `p`, the grid is too large or a caller workspace too small,
-/// `cuda_error` if an allocation or a launch fails.
-template <class In>
-void launch_skinny(const gemm_plan& plan, const gemm_problem<In, float>& p, cuda::std::span<float> workspace,
-                   cuda::stream_ref s) {
-  if (p.m == 0 || p.n == 0) return;
-  const detail::skinny_args<In> oriented = detail::skinny_orient(p);
-  const bool along_n = oriented.b_n_contiguous;
-  const int rows = detail::skinny_row_bucket<In>(oriented.m);
-  FOUNDRY_EXPECTS(
-      plan.rung == gemm_rung::skinny && plan.split_k >= 1 &&
-          (plan.split_k == 1 ||
-           (plan.k_per_split % skinny_policy::split_unit_k(along_n, rows, skinny_elements_per_load<In>) == 0 &&
-            plan.k_per_split * plan.split_k >= p.k)),
-      "launch_skinny: the plan (" + plan.describe() + ") is not a skinny plan for this problem");
-  const detail::split_k_output<In> out(p, plan.split_k, workspace, s);
-  detail::skinny_args<In> g = detail::skinny_orient(out.problem());
-  g.k_per_split = plan.split_k > 1 ? plan.k_per_split : std::max<std::int64_t>(p.k, 1);
-  g.slice_stride = out.slice_stride();
+namespace detail {
 
+/// Enqueues the CUDA-core skinny kernel on `s` for the oriented problem `g` of `rows` rows
+/// a block (a bucket of `skinny_row_bucket`: 1 for 16-bit inputs, whose other rows take the
+/// tensor cores), `k_per_split` and `slice_stride` already set, in `split_k` slices.
+/// Throws `std::invalid_argument` if the grid is too large.
+template <class In>
+void launch_skinny_core_kernel(const skinny_args<In>& g, int rows, int split_k, cuda::stream_ref s) {
+  const bool along_n = g.b_n_contiguous;
   const int columns = along_n ? skinny_policy::along_n_columns(rows, skinny_elements_per_load<In>)
                               : skinny_policy::along_k_threads / 32 * skinny_policy::along_k_warp_columns;
   const std::int64_t blocks_n = ceil_div<std::int64_t>(g.n, columns);
@@ -644,26 +586,74 @@ void launch_skinny(const gemm_plan& plan, const gemm_problem<In, float>& p, cuda
   launch_config config;
   config.block = dim3(along_n ? skinny_policy::along_n_threads : skinny_policy::along_k_threads, 1, 1);
   config.grid =
-      dim3(static_cast<unsigned>(blocks_n), static_cast<unsigned>(plan.split_k), static_cast<unsigned>(row_groups));
-
-  // One of twelve instantiations: [along n][vector][row bucket 1, half, all].
-  using kernel_type = void (*)(detail::skinny_args<In>);
-  constexpr int half = skinny_max_rows<In> / 2, all = skinny_max_rows<In>;
-  constexpr kernel_type kernels[2][2][3] = {
-      {{skinny_along_k_kernel<In, 1, false>, skinny_along_k_kernel<In, half, false>,
-        skinny_along_k_kernel<In, all, false>},
-       {skinny_along_k_kernel<In, 1, true>, skinny_along_k_kernel<In, half, true>,
-        skinny_along_k_kernel<In, all, true>}},
-      {{skinny_along_n_kernel<In, 1, false>, skinny_along_n_kernel<In, half, false>,
-        skinny_along_n_kernel<In, all, false>},
-       {skinny_along_n_kernel<In, 1, true>, skinny_along_n_kernel<In, half, true>,
-        skinny_along_n_kernel<In, all, true>}}};
+      dim3(static_cast<unsigned>(blocks_n), static_cast<unsigned>(split_k), static_cast<unsigned>(row_groups));
   // A lane's vector: 16 bytes, or 8 for the 16-bit along-n kernel with 8 rows.
   const int elements =
       along_n ? skinny_policy::along_n_lane_columns(rows, skinny_elements_per_load<In>) : skinny_elements_per_load<In>;
   const bool vector = is_aligned(g.b, elements * sizeof(In)) && g.ldb % elements == 0;
-  const int bucket = rows == 1 ? 0 : rows == half ? 1 : 2;
-  launch(s, config, kernels[along_n][vector][bucket], g);
+  using kernel_type = void (*)(skinny_args<In>);
+  if constexpr (std::is_same_v<In, float>) {
+    // One of twelve instantiations: [along n][vector][row bucket 1, half, all].
+    constexpr int half = skinny_core_max_rows<In> / 2, all = skinny_core_max_rows<In>;
+    constexpr kernel_type kernels[2][2][3] = {
+        {{skinny_along_k_kernel<In, 1, false>, skinny_along_k_kernel<In, half, false>,
+          skinny_along_k_kernel<In, all, false>},
+         {skinny_along_k_kernel<In, 1, true>, skinny_along_k_kernel<In, half, true>,
+          skinny_along_k_kernel<In, all, true>}},
+        {{skinny_along_n_kernel<In, 1, false>, skinny_along_n_kernel<In, half, false>,
+          skinny_along_n_kernel<In, all, false>},
+         {skinny_along_n_kernel<In, 1, true>, skinny_along_n_kernel<In, half, true>,
+          skinny_along_n_kernel<In, all, true>}}};
+    const int bucket = rows == 1 ? 0 : rows == half ? 1 : 2;
+    launch(s, config, kernels[along_n][vector][bucket], g);
+  } else {
+    // 16-bit inputs reach the CUDA cores with one row only: [along n][vector].
+    FOUNDRY_EXPECTS(rows == 1, "launch_skinny: 16-bit inputs with " + std::to_string(rows) +
+                                   " rows belong to the tensor-core kernel");
+    constexpr kernel_type kernels[2][2] = {
+        {skinny_along_k_kernel<In, 1, false>, skinny_along_k_kernel<In, 1, true>},
+        {skinny_along_n_kernel<In, 1, false>, skinny_along_n_kernel<In, 1, true>}};
+    launch(s, config, kernels[along_n][vector], g);
+  }
+}
+
+}  // namespace detail
+
+/// Enqueues the skinny kernel for `p` as `plan` (from `skinny_plan`) says, on `s`
+/// (asynchronous): the tensor-core kernel for 16-bit inputs with 2 rows or more on the
+/// small side (`skinny_uses_mma`), else the CUDA-core one. `p` must already be valid (as
+/// `foundry::gemm` checks it); an empty C launches nothing; K = 0 gives C = beta * C; C is
+/// not read when beta == 0. Vector loads of the large operand when its pointer is aligned
+/// to 16 bytes and its leading dimension a multiple of `skinny_elements_per_load<In>` (4
+/// fp32, 8 16-bit); otherwise scalar loads. Split-K as `detail::split_k_output`
+/// (`workspace` empty: allocated on `s`). Throws `std::invalid_argument` if `plan` is not
+/// a skinny plan for `p`, the grid is too large or a caller workspace too small,
+/// `cuda_error` if an allocation or a launch fails.
+template <class In>
+void launch_skinny(const gemm_plan& plan, const gemm_problem<In, float>& p, cuda::std::span<float> workspace,
+                   cuda::stream_ref s) {
+  if (p.m == 0 || p.n == 0) return;
+  const detail::skinny_args<In> oriented = detail::skinny_orient(p);
+  const bool along_n = oriented.b_n_contiguous;
+  const bool mma = skinny_uses_mma<In>(oriented.m);
+  const int rows = mma ? skinny_mma_policy::row_bucket(oriented.m) : detail::skinny_row_bucket<In>(oriented.m);
+  const int unit = mma ? skinny_mma_policy::split_unit_k(along_n)
+                       : skinny_policy::split_unit_k(along_n, rows, skinny_elements_per_load<In>);
+  FOUNDRY_EXPECTS(plan.rung == gemm_rung::skinny && plan.block_m == rows && plan.split_k >= 1 &&
+                      (plan.split_k == 1 || (plan.k_per_split % unit == 0 && plan.k_per_split * plan.split_k >= p.k)),
+                  "launch_skinny: the plan (" + plan.describe() + ") is not a skinny plan for this problem");
+  const detail::split_k_output<In> out(p, plan.split_k, workspace, s);
+  detail::skinny_args<In> g = detail::skinny_orient(out.problem());
+  g.k_per_split = plan.split_k > 1 ? plan.k_per_split : std::max<std::int64_t>(p.k, 1);
+  g.slice_stride = out.slice_stride();
+  if constexpr (!std::is_same_v<In, float>) {
+    if (mma) {
+      detail::launch_skinny_mma_kernel(g, rows, plan.split_k, s);
+      out.reduce(s);
+      return;
+    }
+  }
+  detail::launch_skinny_core_kernel(g, rows, plan.split_k, s);
   out.reduce(s);
 }
 
