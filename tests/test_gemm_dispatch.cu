@@ -486,13 +486,13 @@ TEST_CASE("make_gemm_plan does not pack where the copy would cost more than it s
   const foundry::gemm_plan modelled = foundry::make_gemm_plan(edge, device);
   CHECK((modelled.pack_a && contains(modelled.why, "modelled faster than the fallback")));
 
-  // 4096 x 40 x 4096 (past the skinny rung's 32 rows): A's copy would move about twice the
-  // bytes that the (memory-bound) product reads, B's (4096 x 40) a hundredth of them. B alone
-  // is copied; with A misaligned too, nothing is (copying B alone would leave the fallback in place).
-  auto narrow = plan_problem<__nv_bfloat16>(4096, 40, 4096);
-  narrow.ldb = 41;
+  // 4096 x 16 x 4096: A's copy would move twice the bytes that the (memory-bound) product reads,
+  // B's (4096 x 16) a hundredth of them. B alone is copied; with A misaligned too, nothing is
+  // (copying B alone would leave the fallback in place).
+  auto narrow = plan_problem<__nv_bfloat16>(4096, 16, 4096);
+  narrow.ldb = 17;
   const foundry::gemm_plan b = foundry::make_gemm_plan(narrow, device);
-  CHECK((b.pack_b && !b.pack_a && b.packed_ldb == 40 && !b.fallback));
+  CHECK((b.pack_b && !b.pack_a && b.packed_ldb == 16 && !b.fallback));
   narrow.lda = 4097;
   const foundry::gemm_plan neither = foundry::make_gemm_plan(narrow, device);
   CHECK((!neither.pack_a && !neither.pack_b && neither.fallback));
@@ -619,21 +619,11 @@ TEST_CASE("make_gemm_plan splits the fallback of small misaligned 16-bit product
     INFO("sm_" << cc);
     const foundry::device_properties device = device_of(cc);
 
-    // The sweep's small misaligned problems with 32 rows or fewer on the small side (1950x23x670,
-    // 16x17x396, 82x14x11373 below) now take the skinny rung's tensor-core kernel; the model is
-    // checked on the same layouts and pads with N (or M) past 32.
-    for (const auto& sweep : {sweep_problem<__nv_bfloat16>(1950, 23, 670, "rt_rt", 3, 2, 2),
-                              sweep_problem<__nv_bfloat16>(16, 17, 396, "rn_cn", 0, 7, 4),
-                              sweep_problem<__nv_bfloat16>(82, 14, 11373, "rt_ct", 6, 3, 5)}) {
-      const foundry::gemm_plan skinny = foundry::make_gemm_plan(sweep, device);
-      CHECK((skinny.rung == foundry::gemm_rung::skinny && contains(skinny.why, "mma.sync")));
-    }
-
-    // 1950x40x670_rt_rt_p3_2_2 (as the sweep's 1950x23x670, 66.5 us on the H200 when rung 4
-    // ran it, cuBLAS 9.4): A M-contiguous with ld 1953, B (ld 672) aligned. The rung runs 31
-    // fallback blocks of 21 steps (K 670 is below the 512 per slice the rungs' own split wants
-    // twice); 7 slices of 3 steps are modelled faster, packing A not clearly so.
-    const auto tall = sweep_problem<__nv_bfloat16>(1950, 40, 670, "rt_rt", 3, 2, 2);
+    // 1950x23x670_rt_rt_p3_2_2 (H200: 66.5 us, cuBLAS 9.4): A M-contiguous with ld 1953, B (ld 672)
+    // aligned. The rung runs 31 fallback blocks of 21 steps (K 670 is below the 512 per slice the
+    // rungs' own split wants twice); 7 slices of 3 steps are modelled 20 us against 63, packing A
+    // 19.4 (not clearly less).
+    const auto tall = sweep_problem<__nv_bfloat16>(1950, 23, 670, "rt_rt", 3, 2, 2);
     REQUIRE((!tall.a_k_contiguous && tall.lda == 1953 && !tall.b_n_contiguous && tall.ldb == 672));
     const foundry::gemm_plan before = rung_plan(tall, cc);
     CHECK((before.fallback && before.split_k == 1));
@@ -641,16 +631,16 @@ TEST_CASE("make_gemm_plan splits the fallback of small misaligned 16-bit product
     INFO(split.describe());
     CHECK((split.rung == foundry::gemm_rung::tensor_core && split.fallback && !split.pack_a && !split.pack_b));
     CHECK((split.split_k == 7 && split.k_per_split == 96));
-    CHECK(split.workspace_bytes == 7u * 1950u * 40u * sizeof(float));
-    CHECK(split.describe().rfind("tensor_core (fallback) 64x64x32, 1 stage, 1 block/SM, split-K 7 x 96 (2184000 bytes "
+    CHECK(split.workspace_bytes == 7u * 1950u * 23u * sizeof(float));
+    CHECK(split.describe().rfind("tensor_core (fallback) 64x64x32, 1 stage, 1 block/SM, split-K 7 x 96 (1255800 bytes "
                                  "of workspace): ",
                                  0) == 0);
     CHECK(contains(split.why, "K split to shorten each block's chain of latency-bound steps"));
     CHECK(gk::modelled_us(split, tall, 132) <= gk::gemm_pack_policy::clear_gain * gk::modelled_us(before, tall, 132));
 
-    // 40x41x396_rn_cn_p0_7_4 (as the sweep's 16x17x396: 35.4 us on rung 4, cuBLAS 5.3): one
-    // block of 13 steps; 7 slices of 2 are modelled faster than the copies of A and B.
-    const auto tiny = sweep_problem<__nv_bfloat16>(40, 41, 396, "rn_cn", 0, 7, 4);
+    // 16x17x396_rn_cn_p0_7_4 (35.4 us, cuBLAS 5.3): one block of 13 steps; 7 slices of 2 (12.7 us
+    // against 39; copying A and B 15.4).
+    const auto tiny = sweep_problem<__nv_bfloat16>(16, 17, 396, "rn_cn", 0, 7, 4);
     const foundry::gemm_plan one_block = foundry::make_gemm_plan(tiny, device);
     INFO(one_block.describe());
     CHECK((rung_plan(tiny, cc).split_k == 1 && one_block.fallback && !one_block.pack_a && !one_block.pack_b));
@@ -672,16 +662,16 @@ TEST_CASE("make_gemm_plan packs a small misaligned 16-bit product where the mode
   for (const int cc : {80, 90}) {
     INFO("sm_" << cc);
     const foundry::device_properties device = device_of(cc);
-    // 82x40x11373_rt_ct_p6_3_5 (as the sweep's 82x14x11373: 91.2 us on rung 4, cuBLAS 13.5):
-    // B N-contiguous with ld 43. Two fallback blocks, 16 slices of 23 steps at best; copying B
-    // and 15 slices of 12 pipelined steps are modelled faster.
-    const auto deep = sweep_problem<__nv_bfloat16>(82, 40, 11373, "rt_ct", 6, 3, 5);
+    // 82x14x11373_rt_ct_p6_3_5 (H200: 91.2 us, cuBLAS 13.5; 2.6e7 FLOPs): B N-contiguous with
+    // ld 17. Two fallback blocks, 16 slices of 23 steps at best (81 us); copying B (682 KB) and
+    // 15 slices of 12 pipelined steps, 30.7 us.
+    const auto deep = sweep_problem<__nv_bfloat16>(82, 14, 11373, "rt_ct", 6, 3, 5);
     const foundry::gemm_plan before = rung_plan(deep, cc);
     CHECK((before.fallback && before.split_k == 16));
     const foundry::gemm_plan packed = foundry::make_gemm_plan(deep, device);
     INFO(packed.describe());
     CHECK((packed.rung == fast_16bit_rung(cc) && !packed.fallback));
-    CHECK((!packed.pack_a && packed.pack_b && packed.packed_ldb == 40));
+    CHECK((!packed.pack_a && packed.pack_b && packed.packed_ldb == 16));
     CHECK((packed.split_k == 15 && packed.k_per_split == 768));
     CHECK(contains(packed.why, "modelled faster than the fallback's latency-bound steps"));
     CHECK(gk::modelled_us(packed, deep, 132) <= gk::gemm_pack_policy::clear_gain * gk::modelled_us(before, deep, 132));
@@ -698,12 +688,12 @@ TEST_CASE("the time model leaves aligned, tiny and large 16-bit problems as they
       INFO(planned << "\n" << rung);
       return planned == rung;
     };
-    // Aligned: 1950x40x670 with every leading dimension a multiple of 8 runs the fast kernel.
-    const auto aligned = sweep_problem<__nv_bfloat16>(1952, 40, 672, "rt_rt", 0, 0, 0);
+    // Aligned: the sweep's 1950x23x670 with every leading dimension a multiple of 8 runs the fast kernel.
+    const auto aligned = sweep_problem<__nv_bfloat16>(1952, 24, 672, "rt_rt", 0, 0, 0);
     CHECK(same(aligned));
     CHECK_FALSE(foundry::make_gemm_plan(aligned, device).fallback);
     // One fallback step, or two: nothing to shorten, and a copy or a reduce costs a launch.
-    CHECK(same(sweep_problem<__nv_bfloat16>(39, 33, 32, "cn_cn", 4, 7, 0)));
+    CHECK(same(sweep_problem<__nv_bfloat16>(39, 13, 32, "cn_cn", 4, 7, 0)));
     CHECK(same(sweep_problem<__half>(1110, 610, 2, "rn_ct", 1, 4, 7)));
     auto two_steps = plan_problem<__nv_bfloat16>(64, 64, 64);
     two_steps.lda = 65;
@@ -1051,30 +1041,20 @@ TEMPLATE_TEST_CASE("gemm runs the sweep's small misaligned problems on the plans
                    "[gpu][gemm][pack]", __nv_bfloat16, __half) {
   FOUNDRY_SKIP_UNLESS_BUILT_FOR_DEVICE();
   const auto split_fallback = [](const foundry::gemm_plan& plan) { return plan.fallback && plan.split_k > 1; };
-  const auto skinny_mma = [](const foundry::gemm_plan& plan) {
-    return plan.rung == foundry::gemm_rung::skinny && std::string(plan.why).find("mma.sync") != std::string::npos;
-  };
-  // 1950x23x670_rt_rt_p3_2_2 exactly (A M-contiguous, ld 1953; B K-contiguous, ld 672; ldc 25),
-  // 16x17x396_rn_cn_p0_7_4 and 82x14x11373_rt_ct_p6_3_5 (below): 32 rows or fewer on the small
-  // side, the skinny rung's tensor-core kernel, whatever the alignment.
-  CHECK(
-      require_default_plan<TestType>(sweep_case({1950, 23, 670}, false, false, 8, 1, true, false, 2), skinny_mma).path);
-  CHECK(require_default_plan<TestType>(sweep_case({16, 17, 396}, true, false, 1, 0, true, true, 4), skinny_mma).path);
-  CHECK(require_default_plan<TestType>(sweep_case({82, 14, 11373}, false, true, 1, 3, false, true, 5), skinny_mma)
+  // 1950x23x670_rt_rt_p3_2_2 exactly: A M-contiguous, ld 1953; B K-contiguous, ld 672; ldc 25.
+  // On the H200: rung 4's fallback in 7 slices of 96.
+  CHECK(require_default_plan<TestType>(sweep_case({1950, 23, 670}, false, false, 8, 1, true, false, 2), split_fallback)
             .path);
-  // The same layouts past 32 on the small side. 1950x40x670 (as 1950x23x670): rung 4's
-  // fallback in 7 slices of 96 on the H200.
-  CHECK(require_default_plan<TestType>(sweep_case({1950, 40, 670}, false, false, 8, 1, true, false, 2), split_fallback)
-            .path);
-  // 40x41x396 with both leading dimensions 396: one block, 7 slices of 64.
+  // 16x17x396_rn_cn_p0_7_4 with both leading dimensions 396 (the sweep's B has 403; the same
+  // plan): one block, 7 slices of 64.
   CHECK(
-      require_default_plan<TestType>(sweep_case({40, 41, 396}, true, false, 1, 0, true, true, 4), split_fallback).path);
+      require_default_plan<TestType>(sweep_case({16, 17, 396}, true, false, 1, 0, true, true, 4), split_fallback).path);
   // 102x1461x554_rn_ct_p1_4_3 with lda 555, ldb 1462 (the sweep's 1465; the same plan): 5 slices of 128.
   CHECK(require_default_plan<TestType>(sweep_case({102, 1461, 554}, true, true, 1, 1, true, true, 3), split_fallback)
             .path);
-  // 82x40x11373 (as 82x14x11373_rt_ct_p6_3_5): A (ld 88) aligned, B N-contiguous with ld 43,
-  // packed to 40; the fast kernel in 15 slices of 768.
-  CHECK(require_default_plan<TestType>(sweep_case({82, 40, 11373}, false, true, 1, 3, false, true, 5),
+  // 82x14x11373_rt_ct_p6_3_5 exactly: A (ld 88) aligned, B N-contiguous with ld 17, packed to 16;
+  // the fast kernel in 15 slices of 768.
+  CHECK(require_default_plan<TestType>(sweep_case({82, 14, 11373}, false, true, 1, 3, false, true, 5),
                                        [](const foundry::gemm_plan& plan) {
                                          return !plan.fallback && plan.pack_b && !plan.pack_a &&
                                                 plan.rung == foundry::best_gemm_rung<TestType, float>();

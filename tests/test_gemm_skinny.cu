@@ -13,7 +13,7 @@
 // at K = 1030, ~ 0.25 at K = 4097, against |a b| ~ 1/4 on average for one term missing or
 // wrong (and ~ 0.3 sqrt(K / 512) for a missing K chunk). At K = 4097 a single missing term
 // therefore shows in only ~ 40% of the elements (P(|a b| > 1/4)), i.e. in hundreds of them.
-// 16-bit inputs with 2 rows or more run on the tensor cores (gemm_skinny_mma.cuh), which add
+// 16-bit inputs with 2 rows or more mostly run on the tensor cores (gemm_skinny_mma.cuh), which add
 // a block of 16 exact products to the fp32 accumulator with truncation rather than rounding
 // to nearest (Fasi, Higham, Mikaitis and Pranesh, "Numerical behavior of NVIDIA tensor
 // cores", 2021): up to about one unit of 2^-23 per term instead of half of one, so those
@@ -147,7 +147,7 @@ foundry::gemm_plan check_skinny(const skinny_case& c, cuda::std::span<float> wor
   gk::launch_skinny<T>(plan, p, workspace, s);
   const std::vector<float> got = foundry::test::to_host(d_c, s);
 
-  const bool mma = gk::skinny_uses_mma<T>(std::min(c.m, c.n));
+  const bool mma = gk::skinny_uses_mma(gk::detail::skinny_orient(p));
   const std::size_t terms = (mma ? 2 : 1) * (static_cast<std::size_t>(c.k) + 4);  // see the file comment
   std::vector<char> in_view(got.size(), 0);
   int bad = 0;
@@ -286,8 +286,8 @@ TEMPLATE_TEST_CASE("skinny rung's 16-byte loads of 16-bit B match the reference 
 
 TEMPLATE_TEST_CASE("skinny rung's tensor-core kernel matches the reference at every row bucket, ragged tiles and K",
                    "[gpu]", __half, __nv_bfloat16) {
-  // Rows 2..33 of the small side: buckets of 8, 16 and 32 and their edges (33: a second row
-  // group). The large side ends inside or just past a block (128 rows of B^T along k, 256
+  // Rows 2..33 of the small side (the rung named: foundry::gemm takes it up to 8): buckets of
+  // 8, 16 and 32 and their edges (33: a second row group). The large side ends inside or just past a block (128 rows of B^T along k, 256
   // columns of B along n) and inside an mma tile of 16; K ends inside a block of 32 (the
   // permuted k order), a round (64 along k) and the second chunk of 512. The four combos
   // give both kernels (B along n or along k) with both stagings of the small operand (A
@@ -314,7 +314,9 @@ TEMPLATE_TEST_CASE("skinny rung's tensor-core kernel matches the reference at ev
         c.alpha = index % 4 == 0 ? 1.0f : -1.5f;
         c.beta = index % 2 == 0 ? 0.0f : 0.5f;
         const foundry::gemm_plan plan = check_skinny<TestType>(c);
-        CHECK(std::string(plan.why).find("mma.sync") != std::string::npos);
+        // The tensor cores unless B^T is read along k with scalar loads (skinny_uses_mma).
+        const bool mma = c.lb == matrix_layout::row_major || (c.offset == 0 && (c.k + c.pad_b) % 8 == 0);
+        CHECK((std::string(plan.why).find("mma.sync") != std::string::npos) == mma);
         ++index;
       }
     }
@@ -400,9 +402,9 @@ TEST_CASE("skinny rung named for more rows than it holds covers them in row grou
   c.m = 37, c.n = 70, c.k = 45;  // fp32: 3 groups of 16
   for (const int combo : {0, 5, 10, 31}) {
     check_skinny<float>(with_layouts(c, combo));
-    check_skinny<__half>(with_layouts(c, combo));  // tensor cores: 2 groups of 32
+    check_skinny<__half>(with_layouts(c, combo));  // 2 groups of 32 (tensor cores) or 5 of 8
   }
-  c.m = 70, c.n = 300, c.k = 200;  // bf16: 3 groups of 32, the last of 6 rows
+  c.m = 70, c.n = 300, c.k = 200;  // bf16, tensor cores: 3 groups of 32, the last of 6 rows
   check_skinny<__nv_bfloat16>(c);
 }
 
@@ -455,20 +457,19 @@ TEST_CASE("make_gemm_plan takes the skinny rung for vector and skinny products o
     CHECK(foundry::make_gemm_plan(plan_problem<float>(small, 16384, 16384), h200).rung == gemm_rung::skinny);
     CHECK(foundry::make_gemm_plan(plan_problem<float>(16384, small, 16384), h200).rung == gemm_rung::skinny);
   }
-  for (const std::int64_t small : {1, 5, 8, 16, 32}) {
+  for (const std::int64_t small : {1, 5, 8}) {
     CHECK(foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(small, 16384, 16384), h200).rung == gemm_rung::skinny);
     CHECK(foundry::make_gemm_plan(plan_problem<__half>(16384, small, 4097, false, false), h200).rung ==
           gemm_rung::skinny);
   }
   // Past the threshold, square shapes, and K = 0 keep their rungs.
   CHECK(foundry::make_gemm_plan(plan_problem<float>(17, 16384, 16384), h200).rung == gemm_rung::register_blocked);
-  CHECK(foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(33, 16384, 16384), h200).rung != gemm_rung::skinny);
+  CHECK(foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(16, 16384, 16384), h200).rung != gemm_rung::skinny);
   CHECK(foundry::make_gemm_plan(plan_problem<float>(4096, 4096, 4096), h200).rung == gemm_rung::register_blocked);
   CHECK(foundry::make_gemm_plan(plan_problem<__half>(1024, 1024, 8192), h200).rung != gemm_rung::skinny);
   CHECK(foundry::make_gemm_plan(plan_problem<float>(1, 16384, 0), h200).rung == gemm_rung::naive);
   STATIC_REQUIRE(gk::skinny_max_rows<float> == 16);
-  STATIC_REQUIRE(gk::skinny_max_rows<__nv_bfloat16> == 32);
-  STATIC_REQUIRE(gk::skinny_core_max_rows<__half> == 8);
+  STATIC_REQUIRE(gk::skinny_max_rows<__nv_bfloat16> == 8);
 }
 
 TEST_CASE("the skinny plan names its tile, split and orientation", "[gemm][plan]") {
@@ -485,17 +486,25 @@ TEST_CASE("the skinny plan names its tile, split and orientation", "[gemm][plan]
   const foundry::gemm_plan column = foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(16384, 1, 16384), h200);
   CHECK((column.block_m == 1 && column.block_n == 32 && column.min_blocks_per_sm == 2 && column.split_k == 1));
   CHECK(std::string(column.why).find("small N") != std::string::npos);
-  // Row buckets: 1, half, all of skinny_core_max_rows on the CUDA cores; 8, 16, 32 on the
-  // tensor cores (16-bit, 2 rows or more), which say so.
+  // Row buckets: 1, half, all of skinny_max_rows on the CUDA cores; 8 on the tensor cores
+  // (16-bit, 2 to 8 rows), which say so, and 16 or 32 there when the rung is named.
   CHECK(foundry::make_gemm_plan(plan_problem<float>(3, 4096, 4096), h200).block_m == 8);
   CHECK(foundry::make_gemm_plan(plan_problem<float>(9, 4096, 4096), h200).block_m == 16);
   CHECK(foundry::make_gemm_plan(plan_problem<__half>(1, 4096, 4096), h200).block_m == 1);
   for (const auto& [m, rows] : {std::pair<std::int64_t, int>{2, 8}, {8, 8}, {9, 16}, {16, 16}, {17, 32}, {32, 32}}) {
-    const foundry::gemm_plan mma = foundry::make_gemm_plan(plan_problem<__half>(m, 4096, 4096), h200);
+    const foundry::gemm_plan mma = foundry::make_gemm_plan(plan_problem<__half>(m, 4096, 4096), gemm_rung::skinny, 132);
     CHECK((mma.block_m == rows && mma.block_n == 256 && mma.min_blocks_per_sm == (rows == 8 ? 4 : 3)));
     CHECK(std::string(mma.why).find("mma.sync") != std::string::npos);
+    if (m <= 8) CHECK(foundry::make_gemm_plan(plan_problem<__half>(m, 4096, 4096), h200).describe() == mma.describe());
   }
-  CHECK(foundry::make_gemm_plan(plan_problem<__half>(4096, 9, 4096), h200).block_n == 128);  // along k
+  // Along k (A^T streamed, solved as C^T): the tensor cores with 16-byte loads of the large
+  // operand, the CUDA cores with scalar ones (lda 4097).
+  auto along_k = plan_problem<__half>(4096, 5, 4096);
+  CHECK(foundry::make_gemm_plan(along_k, h200).block_n == 128);
+  CHECK(std::string(foundry::make_gemm_plan(along_k, h200).why).find("mma.sync") != std::string::npos);
+  along_k.lda = 4097;
+  CHECK((foundry::make_gemm_plan(along_k, h200).block_n == 32 && foundry::make_gemm_plan(along_k, h200).block_m == 8));
+  CHECK(std::string(foundry::make_gemm_plan(along_k, h200).why).find("mma.sync") == std::string::npos);
   // Named on a square shape: still a skinny plan, saying why it is slow.
   const foundry::gemm_plan named = foundry::make_gemm_plan(plan_problem<float>(512, 512, 512), gemm_rung::skinny, 132);
   CHECK((named.rung == gemm_rung::skinny && named.block_m == 16));
@@ -516,10 +525,16 @@ TEST_CASE("the skinny plan cuts a long K into slices of a few hundred when the c
   // The aligned row-major variant: the same plan.
   const foundry::gemm_plan rn = foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(3, 58, 2835), h200);
   CHECK((rn.split_k == 10 && rn.k_per_split == 288));
-  // B column-major: along k, one tile of 128 rows of B^T for 528 slots; 258 deep rounded up
-  // to 320 (rounds of 64 k): 9 x 320.
-  const foundry::gemm_plan ck = foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(3, 58, 2835, true, false), h200);
-  CHECK((ck.block_n == 128 && ck.split_k == 9 && ck.k_per_split == 320));
+  // B column-major with ld 2835 (scalar loads along k): the CUDA cores, two tiles of 32
+  // columns for 264 slots; rounds of 512 k (two steps of 256, 8 k a lane): 6 x 512. With ld
+  // 2840 (16-byte loads) the tensor cores: one tile of 128 rows of B^T for 528 slots; 258 deep
+  // rounded up to 320 (rounds of 64 k): 9 x 320.
+  auto column_b = plan_problem<__nv_bfloat16>(3, 58, 2835, true, false);
+  const foundry::gemm_plan ck = foundry::make_gemm_plan(column_b, h200);
+  CHECK((ck.block_m == 4 && ck.block_n == 32 && ck.split_k == 6 && ck.k_per_split == 512));
+  column_b.ldb = 2840;
+  const foundry::gemm_plan ck_mma = foundry::make_gemm_plan(column_b, h200);
+  CHECK((ck_mma.block_m == 8 && ck_mma.block_n == 128 && ck_mma.split_k == 9 && ck_mma.k_per_split == 320));
   // 82 x 14 x 11373 fp32, solved as C^T (14 rows of 16). A column-major: along n, one tile,
   // rounds of 16: 44 slices wanted, 259 deep rounded to 272: 42. A row-major: along k,
   // three tiles, rounds of 128: 384 deep, 30 slices.
@@ -566,7 +581,7 @@ TEMPLATE_TEST_CASE("every skinny split is whole rounds of loads, fills at most t
           INFO(m << "x" << n << "x" << k << " " << plan.describe());
           if (plan.split_k == 1) continue;
           const auto g = gk::detail::skinny_orient(p);
-          const int unit = gk::skinny_uses_mma<TestType>(g.m)
+          const int unit = gk::skinny_uses_mma(g)
                                ? gk::skinny_mma_policy::split_unit_k(g.b_n_contiguous)
                                : gk::skinny_policy::split_unit_k(g.b_n_contiguous, plan.block_m,
                                                                  gk::skinny_elements_per_load<TestType>);

@@ -7,11 +7,12 @@
 /// the reading of B while m is small. On the H200, 4.2 TB/s bring 1.05 T fp32 or 2.1 T
 /// 16-bit elements of B per second, and the CUDA cores (these kernels accumulate in fp32
 /// there, for every input type) run ~51 TFLOP/s: the two meet at m = 51 / (2 * 1.05) ~ 24
-/// for fp32 inputs and ~ 12 for 16-bit ones. `skinny_core_max_rows` stops at two thirds
-/// of that (16 and 8), leaving issue slots for the loads, the conversions and the
-/// shared-memory reads of A. 16-bit inputs with 2 rows or more go to the tensor-core
-/// kernel of gemm_skinny_mma.cuh instead (up to 32 rows: `skinny_max_rows`), where the
-/// arithmetic no longer competes with the loads; a 16-bit vector (one row) stays here.
+/// for fp32 inputs and ~ 12 for 16-bit ones. `skinny_max_rows` stops at two thirds of
+/// that (16 and 8), leaving issue slots for the loads, the conversions and the
+/// shared-memory reads of A; beyond it the tiled rungs win. 16-bit inputs with 2 rows or
+/// more take the tensor-core kernel of gemm_skinny_mma.cuh instead, where the arithmetic
+/// no longer competes with the loads, unless their large operand is read along k with
+/// scalar loads (`skinny_uses_mma`); a 16-bit vector (one row) stays here.
 ///
 /// - **Orientation.** The small side becomes the rows: when n < m the kernel solves
 ///   C^T = B^T A^T (`skinny_orient`), so the large operand is always the kernel's B,
@@ -150,17 +151,13 @@ struct skinny_policy {
   static constexpr std::int64_t max_splits = 64;
 };
 
-/// The most rows of the small side the CUDA-core kernels hold per pass: 16 for fp32
-/// inputs, 8 for 16-bit ones, two thirds of where the H200's fp32 FMA rate meets its
-/// memory bandwidth (the file comment gives the arithmetic).
+/// The most rows of the small side for which `foundry::gemm` picks the skinny rung:
+/// 16 for fp32 inputs, 8 for 16-bit ones, two thirds of where the H200's fp32 FMA rate
+/// meets its memory bandwidth (the file comment gives the arithmetic). The tensor-core
+/// kernel measured no better than the tiled rungs beyond 8 (H100, session 13: 9 to 32
+/// rows 0.23-0.94x of them, 1.08x at 16384 x 16 x 16384 alone).
 template <class In>
-inline constexpr int skinny_core_max_rows = std::is_same_v<In, float> ? 16 : 8;
-
-/// The most rows of the small side for which `foundry::gemm` picks the skinny rung: 16
-/// for fp32 inputs (the CUDA cores), 32 for 16-bit ones (the tensor cores from 2 rows,
-/// `skinny_uses_mma`).
-template <class In>
-inline constexpr int skinny_max_rows = std::is_same_v<In, float> ? 16 : skinny_mma_policy::max_rows;
+inline constexpr int skinny_max_rows = std::is_same_v<In, float> ? 16 : 8;
 
 /// Whether `foundry::gemm` takes the skinny rung for `p`: K >= 1 and min(M, N) at most
 /// `skinny_max_rows<In>` (K = 0 is C = beta * C, the naive rung's one pass).
@@ -172,14 +169,14 @@ template <class In, class Out>
 namespace detail {
 
 /// Rows a skinny kernel instance holds per thread for `m` rows of the small side:
-/// 1, half of `skinny_core_max_rows<In>`, or all of them (a kernel does as many FMAs as its
+/// 1, half of `skinny_max_rows<In>`, or all of them (a kernel does as many FMAs as its
 /// bucket has rows, so a vector product must not pay for 16). The tensor-core kernel has
 /// its own (`skinny_mma_policy::row_bucket`).
 template <class In>
 [[nodiscard]] constexpr int skinny_row_bucket(std::int64_t m) noexcept {
   return m <= 1                               ? 1
-         : m <= skinny_core_max_rows<In> / 2 ? skinny_core_max_rows<In> / 2
-                                              : skinny_core_max_rows<In>;
+         : m <= skinny_max_rows<In> / 2 ? skinny_max_rows<In> / 2
+                                              : skinny_max_rows<In>;
 }
 
 /// How the kernels read elements of In: as raw bits (float, or the 16 bits of a half or
@@ -524,7 +521,7 @@ __global__ void __launch_bounds__(skinny_policy::along_k_threads, skinny_policy:
 
 /// The plan of the skinny rung for `p` on `sm_count` SMs: for 16-bit inputs with 2 rows
 /// or more on the small side, the tensor-core kernel's (`skinny_mma_plan`); otherwise rows
-/// per pass (`block_m`: 1, half or all of `skinny_core_max_rows<In>`), columns per block
+/// per pass (`block_m`: 1, half or all of `skinny_max_rows<In>`), columns per block
 /// (`block_n`), the K chunk (`block_k`) and split-K (`plan_split_k` while the blocks are
 /// fewer than the resident slots: slots / tiles slices, at least
 /// `skinny_policy::min_k_per_split` deep, at most `skinny_policy::max_splits`, the depth a
@@ -534,7 +531,7 @@ template <class In>
 [[nodiscard]] gemm_plan skinny_plan(const gemm_problem<In, float>& p, int requested, int sm_count) {
   const detail::skinny_args<In> g = detail::skinny_orient(p);
   if constexpr (!std::is_same_v<In, float>) {
-    if (skinny_uses_mma<In>(g.m)) return skinny_mma_plan<In>(p, requested, sm_count);
+    if (skinny_uses_mma(g)) return skinny_mma_plan<In>(p, requested, sm_count);
   }
   const bool along_n = g.b_n_contiguous;
   gemm_plan plan;
@@ -555,7 +552,7 @@ template <class In>
                                     skinny_policy::split_unit_k(along_n, plan.block_m, skinny_elements_per_load<In>),
                                     requested, skinny_policy::min_k_per_split, skinny_policy::max_splits),
                        p);
-  if (g.m > skinny_core_max_rows<In>) {
+  if (g.m > skinny_max_rows<In>) {
     plan.why = "skinny kernel named for a shape that is not skinny: B read once per block_m rows";
   } else if (p.m <= p.n) {
     plan.why =
@@ -570,8 +567,8 @@ template <class In>
 namespace detail {
 
 /// Enqueues the CUDA-core skinny kernel on `s` for the oriented problem `g` of `rows` rows
-/// a block (a bucket of `skinny_row_bucket`: 1 for 16-bit inputs, whose other rows take the
-/// tensor cores), `k_per_split` and `slice_stride` already set, in `split_k` slices.
+/// a block (a bucket of `skinny_row_bucket`), `k_per_split` and `slice_stride` already set,
+/// in `split_k` slices.
 /// Throws `std::invalid_argument` if the grid is too large.
 template <class In>
 void launch_skinny_core_kernel(const skinny_args<In>& g, int rows, int split_k, cuda::stream_ref s) {
@@ -591,37 +588,27 @@ void launch_skinny_core_kernel(const skinny_args<In>& g, int rows, int split_k, 
   const int elements =
       along_n ? skinny_policy::along_n_lane_columns(rows, skinny_elements_per_load<In>) : skinny_elements_per_load<In>;
   const bool vector = is_aligned(g.b, elements * sizeof(In)) && g.ldb % elements == 0;
+  // One of twelve instantiations: [along n][vector][row bucket 1, half, all].
   using kernel_type = void (*)(skinny_args<In>);
-  if constexpr (std::is_same_v<In, float>) {
-    // One of twelve instantiations: [along n][vector][row bucket 1, half, all].
-    constexpr int half = skinny_core_max_rows<In> / 2, all = skinny_core_max_rows<In>;
-    constexpr kernel_type kernels[2][2][3] = {
-        {{skinny_along_k_kernel<In, 1, false>, skinny_along_k_kernel<In, half, false>,
-          skinny_along_k_kernel<In, all, false>},
-         {skinny_along_k_kernel<In, 1, true>, skinny_along_k_kernel<In, half, true>,
-          skinny_along_k_kernel<In, all, true>}},
-        {{skinny_along_n_kernel<In, 1, false>, skinny_along_n_kernel<In, half, false>,
-          skinny_along_n_kernel<In, all, false>},
-         {skinny_along_n_kernel<In, 1, true>, skinny_along_n_kernel<In, half, true>,
-          skinny_along_n_kernel<In, all, true>}}};
-    const int bucket = rows == 1 ? 0 : rows == half ? 1 : 2;
-    launch(s, config, kernels[along_n][vector][bucket], g);
-  } else {
-    // 16-bit inputs reach the CUDA cores with one row only: [along n][vector].
-    FOUNDRY_EXPECTS(rows == 1, "launch_skinny: 16-bit inputs with " + std::to_string(rows) +
-                                   " rows belong to the tensor-core kernel");
-    constexpr kernel_type kernels[2][2] = {
-        {skinny_along_k_kernel<In, 1, false>, skinny_along_k_kernel<In, 1, true>},
-        {skinny_along_n_kernel<In, 1, false>, skinny_along_n_kernel<In, 1, true>}};
-    launch(s, config, kernels[along_n][vector], g);
-  }
+  constexpr int half = skinny_max_rows<In> / 2, all = skinny_max_rows<In>;
+  constexpr kernel_type kernels[2][2][3] = {
+      {{skinny_along_k_kernel<In, 1, false>, skinny_along_k_kernel<In, half, false>,
+        skinny_along_k_kernel<In, all, false>},
+       {skinny_along_k_kernel<In, 1, true>, skinny_along_k_kernel<In, half, true>,
+        skinny_along_k_kernel<In, all, true>}},
+      {{skinny_along_n_kernel<In, 1, false>, skinny_along_n_kernel<In, half, false>,
+        skinny_along_n_kernel<In, all, false>},
+       {skinny_along_n_kernel<In, 1, true>, skinny_along_n_kernel<In, half, true>,
+        skinny_along_n_kernel<In, all, true>}}};
+  const int bucket = rows == 1 ? 0 : rows == half ? 1 : 2;
+  launch(s, config, kernels[along_n][vector][bucket], g);
 }
 
 }  // namespace detail
 
 /// Enqueues the skinny kernel for `p` as `plan` (from `skinny_plan`) says, on `s`
-/// (asynchronous): the tensor-core kernel for 16-bit inputs with 2 rows or more on the
-/// small side (`skinny_uses_mma`), else the CUDA-core one. `p` must already be valid (as
+/// (asynchronous): the tensor-core kernel where `skinny_uses_mma` says so (16-bit inputs, 2
+/// rows or more on the small side), else the CUDA-core one. `p` must already be valid (as
 /// `foundry::gemm` checks it); an empty C launches nothing; K = 0 gives C = beta * C; C is
 /// not read when beta == 0. Vector loads of the large operand when its pointer is aligned
 /// to 16 bytes and its leading dimension a multiple of `skinny_elements_per_load<In>` (4
@@ -635,7 +622,7 @@ void launch_skinny(const gemm_plan& plan, const gemm_problem<In, float>& p, cuda
   if (p.m == 0 || p.n == 0) return;
   const detail::skinny_args<In> oriented = detail::skinny_orient(p);
   const bool along_n = oriented.b_n_contiguous;
-  const bool mma = skinny_uses_mma<In>(oriented.m);
+  const bool mma = skinny_uses_mma(oriented);
   const int rows = mma ? skinny_mma_policy::row_bucket(oriented.m) : detail::skinny_row_bucket<In>(oriented.m);
   const int unit = mma ? skinny_mma_policy::split_unit_k(along_n)
                        : skinny_policy::split_unit_k(along_n, rows, skinny_elements_per_load<In>);

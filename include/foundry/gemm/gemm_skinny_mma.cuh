@@ -102,13 +102,6 @@ struct skinny_mma_policy {
   }
 };
 
-/// Whether the skinny rung runs `In` with `m` rows on the small side (after orientation)
-/// on the tensor cores: 16-bit inputs with at least `skinny_mma_policy::min_rows`.
-template <class In>
-[[nodiscard]] constexpr bool skinny_uses_mma(std::int64_t m) noexcept {
-  return !std::is_same_v<In, float> && m >= skinny_mma_policy::min_rows;
-}
-
 namespace detail {
 
 /// The logical k (position in the mma steps of a block of 32) of physical k `p` (0..31):
@@ -310,6 +303,22 @@ __global__ void __launch_bounds__(skinny_mma_policy::threads, skinny_mma_policy:
       detail::store_result(g, i, large_hi, acc[t][nt][2]);
       detail::store_result(g, i + 1, large_hi, acc[t][nt][3]);
     }
+  }
+}
+
+/// Whether the skinny rung runs the oriented problem `g` on the tensor cores: 16-bit inputs
+/// with at least `skinny_mma_policy::min_rows` rows on the small side, unless the large
+/// operand is read along k without 16-byte loads (its pointer or leading dimension off 16
+/// bytes): a lane's 8 scalar loads then fall 16 bytes apart, and the CUDA-core kernel,
+/// whose scalar loads are coalesced, was faster (H100, session 13: 0.43-0.65x of it on
+/// 787x2x3728, 514x5x10261, 6085x6x228 and 2x28x177, all misaligned along k).
+template <class In>
+[[nodiscard]] bool skinny_uses_mma(const detail::skinny_args<In>& g) noexcept {
+  if constexpr (std::is_same_v<In, float>) {
+    return false;
+  } else {
+    const bool vector = is_aligned(g.b, 16) && g.ldb % 8 == 0;
+    return g.m >= skinny_mma_policy::min_rows && (g.b_n_contiguous || vector);
   }
 }
 
