@@ -22,6 +22,7 @@ python3 scripts/bench_report.py "$r/benchmarks.json" "$r/runs/issue18/12-benchma
   "$r/runs/session7/benchmarks.json" "$r/runs/session7/sweep-benchmarks.json" "$r/runs/session7/scan-default-benchmarks.json" \
   "$r/runs/session12/e2-sweeps-benchmarks.json" \
   "${candidates[@]}" --exclude "$one_rank" \
+  --exclude '^gemm_skinny_(bf16|fp16)/foundry/(8x|16384x8x)=measured the CUDA-core kernel that the tensor-core skinny kernel replaced (session 13, H100 only so far: see the H100 table)' \
   --markdown "$r/report.md" --plot "$r/roofline.png"
 python3 scripts/update-readme-results.py "$r/report.md" README.md
 x2=bench/results/h200-x2

@@ -174,9 +174,7 @@ namespace detail {
 /// its own (`skinny_mma_policy::row_bucket`).
 template <class In>
 [[nodiscard]] constexpr int skinny_row_bucket(std::int64_t m) noexcept {
-  return m <= 1                               ? 1
-         : m <= skinny_max_rows<In> / 2 ? skinny_max_rows<In> / 2
-                                              : skinny_max_rows<In>;
+  return m <= 1 ? 1 : m <= skinny_max_rows<In> / 2 ? skinny_max_rows<In> / 2 : skinny_max_rows<In>;
 }
 
 /// How the kernels read elements of In: as raw bits (float, or the 16 bits of a half or

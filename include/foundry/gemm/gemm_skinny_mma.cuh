@@ -1,9 +1,16 @@
 #pragma once
 /// \file
-/// The skinny rung's kernel for 16-bit inputs (fp16, bf16) with 2 to 32 rows on the small
-/// side: the same memory-bound product as gemm_skinny.cuh (the large operand read from DRAM
-/// once), with the multiply-adds on the tensor cores (`mma.sync` m16n8k16, fp32
-/// accumulators; sm_80 and later, as rung 4).
+/// The skinny rung's kernel for 16-bit inputs (fp16, bf16) with 2 or more rows on the small
+/// side (`foundry::gemm` takes the rung up to 8; named, it holds 8, 16 or 32 rows a row
+/// group): the same memory-bound product as gemm_skinny.cuh (the large operand read from
+/// DRAM once), with the multiply-adds on the tensor cores (`mma.sync` m16n8k16, fp32
+/// accumulators; sm_80 and later, as rung 4). `skinny_uses_mma` says where it runs.
+///
+/// Measured (H100, session 13, against the CUDA-core kernel on the same machine): 8 x 16384
+/// x 16384 bf16 297 -> 192 us (cuBLAS 176: 93% of the copy ceiling), 16384 x 8 x 16384 361
+/// -> 226 us (cuBLAS 188), 2 x 5851 x 224 31.5 -> 20.5 us. Slower on small problems with 9 to
+/// 32 rows (1950 x 23 x 670: 52 us against rung 4's 11.8) and along k with scalar loads, which
+/// therefore stay where they were.
 ///
 /// Why. On the CUDA cores each element of the large operand costs a conversion to float
 /// and one FMA per small row, plus the shared-memory reads of the small operand: with 8
@@ -132,7 +139,9 @@ __device__ __forceinline__ uint4 load_8x16(const unsigned short* run, std::int64
 }
 
 /// Word `i` (0..3) of a 16-byte vector; `i` is a constant once the loops are unrolled.
-__device__ __forceinline__ unsigned word(const uint4& v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
+__device__ __forceinline__ unsigned word(const uint4& v, int i) {
+  return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
+}
 
 /// Stages rows [row0, row0 + Rows) and k [k0, k0 + Chunk) of the small operand into `a_s`,
 /// zeros past m and past `k_end`, 16 bytes at a time: as rows of k (`[i][k]`, row stride
@@ -274,7 +283,7 @@ __global__ void __launch_bounds__(skinny_mma_policy::threads, skinny_mma_policy:
               af[0] = __byte_perm(lo0, hi0, 0x5410), af[1] = __byte_perm(lo0, hi0, 0x7632);
               af[2] = __byte_perm(lo1, hi1, 0x5410), af[3] = __byte_perm(lo1, hi1, 0x7632);
             } else {
-              const uint4& x = v[(u * tiles_m + t) * 2], &y = v[(u * tiles_m + t) * 2 + 1];
+              const uint4 &x = v[(u * tiles_m + t) * 2], &y = v[(u * tiles_m + t) * 2 + 1];
               af[0] = detail::word(x, 2 * m), af[1] = detail::word(y, 2 * m);
               af[2] = detail::word(x, 2 * m + 1), af[3] = detail::word(y, 2 * m + 1);
             }
