@@ -470,6 +470,13 @@ TEST_CASE("make_gemm_plan takes the skinny rung for vector and skinny products o
   CHECK(foundry::make_gemm_plan(plan_problem<float>(1, 16384, 0), h200).rung == gemm_rung::naive);
   STATIC_REQUIRE(gk::skinny_max_rows<float> == 16);
   STATIC_REQUIRE(gk::skinny_max_rows<__nv_bfloat16> == 8);
+  // Before sm_80 (no bf16 mma.sync) 16-bit products leave the rung, as rung 4; fp32 keeps it.
+  foundry::device_properties turing = h200;
+  turing.compute_capability_major = 7, turing.compute_capability_minor = 5;
+  STATIC_REQUIRE_FALSE(foundry::gemm_rung_supports<__half, float>(gemm_rung::skinny, 75));
+  STATIC_REQUIRE(foundry::gemm_rung_supports<__half, float>(gemm_rung::skinny, 80));
+  CHECK(foundry::make_gemm_plan(plan_problem<__half>(4, 16384, 16384), turing).rung == gemm_rung::naive);
+  CHECK(foundry::make_gemm_plan(plan_problem<float>(4, 16384, 16384), turing).rung == gemm_rung::skinny);
 }
 
 TEST_CASE("the skinny plan names its tile, split and orientation", "[gemm][plan]") {

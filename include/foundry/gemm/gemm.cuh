@@ -81,7 +81,8 @@ template <class In, class Out>
       return half_in_float_out && compute_capability >= 80;  // bf16 mma needs sm_80
     // sm_90a code runs on 9.0 only, and exists only when the program was built with it.
     case gemm_rung::wgmma: return half_in_float_out && gemm_kernels::gemm_wgmma_available(compute_capability);
-    case gemm_rung::skinny: return fp32 || half_in_float_out;
+    // 16-bit products of 2 rows or more take its mma.sync kernel (gemm_skinny_mma.cuh).
+    case gemm_rung::skinny: return fp32 || (half_in_float_out && compute_capability >= 80);
   }
   return false;
 }
@@ -470,9 +471,11 @@ matrix_view<const std::remove_const_t<T>> as_const_view(const matrix_view<T>& x)
 /// rung's plan builder (a grid too large, K too long).
 template <class In, class Out>
 [[nodiscard]] gemm_plan make_gemm_plan(const gemm_problem<In, Out>& p, const device_properties& device) {
-  const gemm_rung rung = p.k == 0                        ? gemm_rung::naive
-                         : gemm_kernels::skinny_shape(p) ? gemm_rung::skinny
-                                                         : best_gemm_rung<In, Out>(device.compute_capability());
+  const bool skinny =
+      gemm_kernels::skinny_shape(p) && gemm_rung_supports<In, Out>(gemm_rung::skinny, device.compute_capability());
+  const gemm_rung rung = p.k == 0 ? gemm_rung::naive
+                         : skinny ? gemm_rung::skinny
+                                  : best_gemm_rung<In, Out>(device.compute_capability());
   const auto sm_count = [&device] { return device.sm_count; };
   const std::size_t optin = device.shared_memory_per_block_optin;
   if constexpr (std::is_same_v<In, float> && std::is_same_v<Out, float>) {

@@ -80,13 +80,15 @@ struct skinny_mma_policy {
   static constexpr int min_rows = 2;
   /// Most rows a block holds (a row group): 4 mma tiles of 8.
   static constexpr int max_rows = 32;
-  /// Along k: tiles of 16 rows of B^T a warp holds, and blocks of 32 k it loads per round.
+  /// Along k: tiles of 16 rows of B^T a warp holds.
   static constexpr int along_k_row_tiles = 2;
+  /// Along k: blocks of 32 k a warp loads per round (2: 128 contiguous bytes of each row).
   static constexpr int along_k_blocks_in_flight = 2;
   /// Along n: columns of B a warp holds (4 mma tiles of 16), one block of 32 k per round.
   static constexpr int along_n_warp_columns = 64;
-  /// Shallowest and most slices of an automatic split: as `skinny_policy`.
+  /// Shallowest slice of an automatic split: as `skinny_policy::min_k_per_split`.
   static constexpr std::int64_t min_k_per_split = 256;
+  /// Most slices of an automatic split: as `skinny_policy::max_splits`.
   static constexpr std::int64_t max_splits = 64;
 
   /// Rows a block holds for `m` rows of the small side: 8, 16 or 32 (a row group beyond).
