@@ -540,25 +540,9 @@ template <class In>
   plan.block_k = skinny_policy::chunk_k;
   plan.min_blocks_per_sm =
       along_n ? skinny_policy::along_n_min_blocks_per_sm : skinny_policy::along_k_min_blocks_per_sm;
-  const std::int64_t tiles = ceil_div<std::int64_t>(std::max<std::int64_t>(g.n, 1), plan.block_n) *
-                             ceil_div<std::int64_t>(std::max<std::int64_t>(g.m, 1), plan.block_m);
-  // Memory-bound: split while the blocks cannot fill every resident slot (not only every
-  // SM, as the compute-bound rungs do), so that each SM keeps its loads in flight.
-  const int slots = sm_count * plan.min_blocks_per_sm;
-  detail::record_split(plan,
-                       plan_split_k(tiles, slots, slots, p.k,
-                                    skinny_policy::split_unit_k(along_n, plan.block_m, skinny_elements_per_load<In>),
-                                    requested, skinny_policy::min_k_per_split, skinny_policy::max_splits),
-                       p);
-  if (g.m > skinny_max_rows<In>) {
-    plan.why = "skinny kernel named for a shape that is not skinny: B read once per block_m rows";
-  } else if (p.m <= p.n) {
-    plan.why =
-        along_n ? "small M: memory-bound, B streamed once along N" : "small M: memory-bound, B streamed once along K";
-  } else {
-    plan.why = along_n ? "small N, solved as C^T = B^T A^T: memory-bound, A streamed once along M"
-                       : "small N, solved as C^T = B^T A^T: memory-bound, A streamed once along K";
-  }
+  detail::plan_skinny_split(
+      plan, p, g, skinny_policy::split_unit_k(along_n, plan.block_m, skinny_elements_per_load<In>), requested, sm_count,
+      skinny_policy::min_k_per_split, skinny_policy::max_splits, skinny_max_rows<In>, false);
   return plan;
 }
 

@@ -350,22 +350,8 @@ template <class In>
   plan.block_n = policy::block_large(along_n);
   plan.block_k = policy::chunk_k;
   plan.min_blocks_per_sm = policy::min_blocks_per_sm(plan.block_m);
-  const std::int64_t tiles = ceil_div<std::int64_t>(std::max<std::int64_t>(g.n, 1), plan.block_n) *
-                             ceil_div<std::int64_t>(std::max<std::int64_t>(g.m, 1), plan.block_m);
-  const int slots = sm_count * plan.min_blocks_per_sm;
-  detail::record_split(plan,
-                       plan_split_k(tiles, slots, slots, p.k, policy::split_unit_k(along_n), requested,
-                                    policy::min_k_per_split, policy::max_splits),
-                       p);
-  if (g.m > policy::max_rows) {
-    plan.why = "skinny kernel on mma.sync named for a shape that is not skinny: B read once per 32 rows";
-  } else if (p.m <= p.n) {
-    plan.why = along_n ? "small M: memory-bound, B streamed once along N into mma.sync"
-                       : "small M: memory-bound, B streamed once along K into mma.sync";
-  } else {
-    plan.why = along_n ? "small N, solved as C^T = B^T A^T: memory-bound, A streamed once along M into mma.sync"
-                       : "small N, solved as C^T = B^T A^T: memory-bound, A streamed once along K into mma.sync";
-  }
+  detail::plan_skinny_split(plan, p, g, policy::split_unit_k(along_n), requested, sm_count, policy::min_k_per_split,
+                            policy::max_splits, policy::max_rows, true);
   return plan;
 }
 

@@ -2,10 +2,15 @@
 /// \file
 /// What both skinny kernels (gemm_skinny.cuh on the CUDA cores, gemm_skinny_mma.cuh on the
 /// tensor cores) share: the problem oriented with its small side as the rows
-/// (`skinny_orient`), the block's K slice, and the store of one result.
+/// (`skinny_orient`), the block's K slice, the store of one result, and the split and reason
+/// of their plans (`plan_skinny_split`).
 
 #include <foundry/gemm/detail/epilogue.cuh>
+#include <foundry/gemm/detail/split_k.cuh>
+#include <foundry/gemm/gemm_plan.cuh>
 #include <foundry/gemm/gemm_problem.cuh>
+
+#include <algorithm>
 
 #include <cstdint>
 
@@ -67,6 +72,38 @@ __device__ __forceinline__ void store_result(const skinny_args<In>& g, std::int6
   if (row >= g.m || col >= g.n) return;
   float* c = g.c + std::int64_t{blockIdx.y} * g.slice_stride + row * g.c_row_stride + col * g.c_col_stride;
   *c = blend(g.alpha, acc, g.beta, c);
+}
+
+/// Completes a skinny plan whose rung, tile (`block_m` rows of the small side, `block_n` of
+/// the large one) and residency are set: split-K while the blocks cannot fill every resident
+/// slot (not only every SM, as the compute-bound rungs do: memory-bound, each SM must keep its
+/// loads in flight), `slots / tiles` slices at least `min_k_per_split` deep and at most
+/// `max_splits`, the depth a multiple of `unit_k`; `requested` as `split_k_options::split_k`.
+/// Then the reason: the orientation and the direction the large operand is streamed in, or
+/// that the rung was named for more rows than `max_rows`; `mma`: the tensor-core kernel's.
+template <class In>
+void plan_skinny_split(gemm_plan& plan, const gemm_problem<In, float>& p, const skinny_args<In>& g, int unit_k,
+                       int requested, int sm_count, std::int64_t min_k_per_split, std::int64_t max_splits,
+                       std::int64_t max_rows, bool mma) {
+  const std::int64_t tiles = ceil_div<std::int64_t>(std::max<std::int64_t>(g.n, 1), plan.block_n) *
+                             ceil_div<std::int64_t>(std::max<std::int64_t>(g.m, 1), plan.block_m);
+  const int slots = sm_count * plan.min_blocks_per_sm;
+  record_split(plan, plan_split_k(tiles, slots, slots, p.k, unit_k, requested, min_k_per_split, max_splits), p);
+  // [mma][small M][along n]
+  static constexpr const char* reasons[2][2][2] = {
+      {{"small N, solved as C^T = B^T A^T: memory-bound, A streamed once along K",
+        "small N, solved as C^T = B^T A^T: memory-bound, A streamed once along M"},
+       {"small M: memory-bound, B streamed once along K", "small M: memory-bound, B streamed once along N"}},
+      {{"small N, solved as C^T = B^T A^T: memory-bound, A streamed once along K into mma.sync",
+        "small N, solved as C^T = B^T A^T: memory-bound, A streamed once along M into mma.sync"},
+       {"small M: memory-bound, B streamed once along K into mma.sync",
+        "small M: memory-bound, B streamed once along N into mma.sync"}}};
+  if (g.m > max_rows) {
+    plan.why = mma ? "skinny kernel on mma.sync named for a shape that is not skinny: B read once per block_m rows"
+                   : "skinny kernel named for a shape that is not skinny: B read once per block_m rows";
+  } else {
+    plan.why = reasons[mma][p.m <= p.n][g.b_n_contiguous];
+  }
 }
 
 }  // namespace foundry::gemm_kernels::detail
