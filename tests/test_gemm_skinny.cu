@@ -36,6 +36,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -96,7 +97,23 @@ struct skinny_case {
   int offset = 0;  // elements each base pointer is moved by (1: misaligned)
   float alpha = 1.0f, beta = 0.0f;
   int split_k = 0;  // 0: the plan's automatic choice
+  // NaN in every element of A's and B's buffers outside their views (the pads, the offset,
+  // the guard): a kernel that reads past a row, past K or past the slice multiplies it in.
+  bool poison_pads = false;
 };
+
+// Sets every element of x's buffer outside its rows x cols view to NaN.
+template <class T>
+void poison_outside_view(host_matrix<T>& x) {
+  std::vector<char> in_view(x.data.size(), 0);
+  for (std::int64_t i = 0; i < x.rows; ++i) {
+    for (std::int64_t j = 0; j < x.cols; ++j) in_view[static_cast<std::size_t>(x.index(i, j))] = 1;
+  }
+  const T nan = from_float_any<T>(std::numeric_limits<float>::quiet_NaN());
+  for (std::size_t e = 0; e < x.data.size(); ++e) {
+    if (!in_view[e]) x.data[e] = nan;
+  }
+}
 
 std::string describe(const skinny_case& c) {
   auto l = [](matrix_layout x) { return x == matrix_layout::row_major ? "R" : "C"; };
@@ -104,7 +121,7 @@ std::string describe(const skinny_case& c) {
   return std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) + " A" + l(c.la) + o(c.oa) + " B" +
          l(c.lb) + o(c.ob) + " C" + l(c.lc) + " pads " + std::to_string(c.pad_a) + std::to_string(c.pad_b) +
          std::to_string(c.pad_c) + " offset " + std::to_string(c.offset) + " alpha " + std::to_string(c.alpha) +
-         " beta " + std::to_string(c.beta) + " split " + std::to_string(c.split_k);
+         " beta " + std::to_string(c.beta) + " split " + std::to_string(c.split_k) + (c.poison_pads ? " NaN pads" : "");
 }
 
 // Layouts and transposes number 32: bit 0 A's layout, 1 A's op, 2 B's layout, 3 B's op, 4 C's layout.
@@ -125,8 +142,12 @@ foundry::gemm_plan check_skinny(const skinny_case& c, cuda::std::span<float> wor
   INFO(describe(c));
   foundry::stream s;
   const bool a_none = c.oa == matrix_op::none, b_none = c.ob == matrix_op::none;
-  const auto a = make_matrix<T>(a_none ? c.m : c.k, a_none ? c.k : c.m, c.la, c.pad_a, c.offset, 1);
-  const auto b = make_matrix<T>(b_none ? c.k : c.n, b_none ? c.n : c.k, c.lb, c.pad_b, c.offset, 2);
+  auto a = make_matrix<T>(a_none ? c.m : c.k, a_none ? c.k : c.m, c.la, c.pad_a, c.offset, 1);
+  auto b = make_matrix<T>(b_none ? c.k : c.n, b_none ? c.n : c.k, c.lb, c.pad_b, c.offset, 2);
+  if (c.poison_pads) {
+    poison_outside_view(a);
+    poison_outside_view(b);
+  }
   auto c_host = make_matrix<float>(c.m, c.n, c.lc, c.pad_c, c.offset, 3);
   c_host.data.resize(c_host.data.size() + 7);  // trailing guard
   if (c.beta == 0.0f) std::fill(c_host.data.begin(), c_host.data.end(), foundry::test::poison_value<float>());
@@ -277,6 +298,7 @@ TEMPLATE_TEST_CASE("skinny rung's 16-byte loads of 16-bit B match the reference 
           c.pad_b = pad % 8;
           c.offset = pad / 8;  // pads 0 and 1 again with misaligned bases
           c.beta = pad % 2 == 0 ? 0.0f : 0.5f;
+          c.poison_pads = pad % 3 == 0;
           check_skinny<TestType>(c);
         }
       }
@@ -311,6 +333,7 @@ TEMPLATE_TEST_CASE("skinny rung's tensor-core kernel matches the reference at ev
           c.pad_a = index % 8, c.pad_b = (index + 3) % 8, c.offset = index % 2;
         }
         c.pad_c = index % 5;
+        c.poison_pads = index % 2 == 1;
         c.alpha = index % 4 == 0 ? 1.0f : -1.5f;
         c.beta = index % 2 == 0 ? 0.0f : 0.5f;
         const foundry::gemm_plan plan = check_skinny<TestType>(c);
