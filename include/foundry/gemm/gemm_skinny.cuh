@@ -517,8 +517,8 @@ __global__ void __launch_bounds__(skinny_policy::along_k_threads, skinny_policy:
   detail::sum_lanes_and_store<Rows, cols>(g, acc, lane, row0, col0);
 }
 
-/// The plan of the skinny rung for `p` on `sm_count` SMs: for 16-bit inputs with 2 rows
-/// or more on the small side, the tensor-core kernel's (`skinny_mma_plan`); otherwise rows
+/// The plan of the skinny rung for `p` on `sm_count` SMs: the tensor-core kernel's
+/// (`skinny_mma_plan`) where `skinny_uses_mma` says so; otherwise rows
 /// per pass (`block_m`: 1, half or all of `skinny_max_rows<In>`), columns per block
 /// (`block_n`), the K chunk (`block_k`) and split-K (`plan_split_k` while the blocks are
 /// fewer than the resident slots: slots / tiles slices, at least
@@ -540,7 +540,7 @@ template <class In>
   plan.block_k = skinny_policy::chunk_k;
   plan.min_blocks_per_sm =
       along_n ? skinny_policy::along_n_min_blocks_per_sm : skinny_policy::along_k_min_blocks_per_sm;
-  detail::plan_skinny_split(
+  detail::finish_skinny_plan(
       plan, p, g, skinny_policy::split_unit_k(along_n, plan.block_m, skinny_elements_per_load<In>), requested, sm_count,
       skinny_policy::min_k_per_split, skinny_policy::max_splits, skinny_max_rows<In>, false);
   return plan;

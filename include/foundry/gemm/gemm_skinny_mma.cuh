@@ -113,6 +113,13 @@ struct skinny_mma_policy {
 
 namespace detail {
 
+/// Whether rows of 16-bit elements at `p`, `ld` apart, take 16-byte loads 8 elements at a
+/// time from any multiple of 8: `p` on a 16-byte boundary and `ld` a multiple of 8.
+template <class In>
+[[nodiscard]] __host__ __device__ bool rows_take_16_byte_loads(const In* p, std::int64_t ld) noexcept {
+  return is_aligned(p, 16) && ld % 8 == 0;
+}
+
 /// The logical k (position in the mma steps of a block of 32) of physical k `p` (0..31):
 /// `8c + 4m + 2e + b` -> `16m + 8e + 2c + b` (see the file comment).
 __host__ __device__ constexpr int skinny_mma_logical_k(int p) noexcept {
@@ -217,7 +224,7 @@ __global__ void __launch_bounds__(skinny_mma_policy::threads, skinny_mma_policy:
   std::int64_t k_begin = 0, k_end = 0;
   detail::k_slice(g, k_begin, k_end);
   const auto* b = reinterpret_cast<const unsigned short*>(g.b);
-  const bool small_vector = is_aligned(g.a, 16) && g.lda % 8 == 0;
+  const bool small_vector = detail::rows_take_16_byte_loads(g.a, g.lda);
 
   float acc[tiles_m][tiles_n][4];
 #pragma unroll
@@ -328,8 +335,7 @@ template <class In>
   if constexpr (std::is_same_v<In, float>) {
     return false;
   } else {
-    const bool vector = is_aligned(g.b, 16) && g.ldb % 8 == 0;
-    return g.m >= skinny_mma_policy::min_rows && (g.b_n_contiguous || vector);
+    return g.m >= skinny_mma_policy::min_rows && (g.b_n_contiguous || detail::rows_take_16_byte_loads(g.b, g.ldb));
   }
 }
 
@@ -350,8 +356,8 @@ template <class In>
   plan.block_n = policy::block_large(along_n);
   plan.block_k = policy::chunk_k;
   plan.min_blocks_per_sm = policy::min_blocks_per_sm(plan.block_m);
-  detail::plan_skinny_split(plan, p, g, policy::split_unit_k(along_n), requested, sm_count, policy::min_k_per_split,
-                            policy::max_splits, policy::max_rows, true);
+  detail::finish_skinny_plan(plan, p, g, policy::split_unit_k(along_n), requested, sm_count, policy::min_k_per_split,
+                             policy::max_splits, policy::max_rows, true);
   return plan;
 }
 
@@ -384,9 +390,8 @@ void launch_skinny_mma_kernel(const skinny_args<In>& g, int rows, int split_k, c
         skinny_mma_kernel<In, 32, true, false>},
        {skinny_mma_kernel<In, 8, true, true>, skinny_mma_kernel<In, 16, true, true>,
         skinny_mma_kernel<In, 32, true, true>}}};
-  const bool vector = is_aligned(g.b, 16) && g.ldb % 8 == 0;
   const int bucket = rows == 8 ? 0 : rows == 16 ? 1 : 2;
-  launch(s, config, kernels[along_n][vector][bucket], g);
+  launch(s, config, kernels[along_n][rows_take_16_byte_loads(g.b, g.ldb)][bucket], g);
 }
 
 }  // namespace detail

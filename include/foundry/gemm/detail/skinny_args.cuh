@@ -3,7 +3,7 @@
 /// What both skinny kernels (gemm_skinny.cuh on the CUDA cores, gemm_skinny_mma.cuh on the
 /// tensor cores) share: the problem oriented with its small side as the rows
 /// (`skinny_orient`), the block's K slice, the store of one result, and the split and reason
-/// of their plans (`plan_skinny_split`).
+/// of their plans (`finish_skinny_plan`).
 
 #include <foundry/gemm/detail/epilogue.cuh>
 #include <foundry/gemm/detail/split_k.cuh>
@@ -82,9 +82,9 @@ __device__ __forceinline__ void store_result(const skinny_args<In>& g, std::int6
 /// Then the reason: the orientation and the direction the large operand is streamed in, or
 /// that the rung was named for more rows than `max_rows`; `mma`: the tensor-core kernel's.
 template <class In>
-void plan_skinny_split(gemm_plan& plan, const gemm_problem<In, float>& p, const skinny_args<In>& g, int unit_k,
-                       int requested, int sm_count, std::int64_t min_k_per_split, std::int64_t max_splits,
-                       std::int64_t max_rows, bool mma) {
+void finish_skinny_plan(gemm_plan& plan, const gemm_problem<In, float>& p, const skinny_args<In>& g, int unit_k,
+                        int requested, int sm_count, std::int64_t min_k_per_split, std::int64_t max_splits,
+                        std::int64_t max_rows, bool mma) {
   const std::int64_t tiles = ceil_div<std::int64_t>(std::max<std::int64_t>(g.n, 1), plan.block_n) *
                              ceil_div<std::int64_t>(std::max<std::int64_t>(g.m, 1), plan.block_m);
   const int slots = sm_count * plan.min_blocks_per_sm;
