@@ -100,6 +100,9 @@ struct skinny_case {
   // NaN in every element of A's and B's buffers outside their views (the pads, the offset,
   // the guard): a kernel that reads past a row, past K or past the slice multiplies it in.
   bool poison_pads = false;
+  // The tensor-core kernel with 8 rows: run the plan with the warps on their own tiles even
+  // where it would have them share K (small problems), so that both forms meet each shape.
+  bool own_tiles = false;
 };
 
 // Sets every element of x's buffer outside its rows x cols view to NaN.
@@ -121,7 +124,8 @@ std::string describe(const skinny_case& c) {
   return std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) + " A" + l(c.la) + o(c.oa) + " B" +
          l(c.lb) + o(c.ob) + " C" + l(c.lc) + " pads " + std::to_string(c.pad_a) + std::to_string(c.pad_b) +
          std::to_string(c.pad_c) + " offset " + std::to_string(c.offset) + " alpha " + std::to_string(c.alpha) +
-         " beta " + std::to_string(c.beta) + " split " + std::to_string(c.split_k) + (c.poison_pads ? " NaN pads" : "");
+         " beta " + std::to_string(c.beta) + " split " + std::to_string(c.split_k) +
+         (c.poison_pads ? " NaN pads" : "") + (c.own_tiles ? " own tiles" : "");
 }
 
 // Layouts and transposes number 32: bit 0 A's layout, 1 A's op, 2 B's layout, 3 B's op, 4 C's layout.
@@ -161,8 +165,10 @@ foundry::gemm_plan check_skinny(const skinny_case& c, cuda::std::span<float> wor
   const matrix_view<const T> vb{d_b.data() + b.offset, b.rows, b.cols, b.ld, b.layout};
   const matrix_view<float> vc{d_c.data() + c_host.offset, c.m, c.n, c_host.ld, c.lc};
   const auto p = foundry::make_gemm_problem<T, float>(c.alpha, va, c.oa, vb, c.ob, c.beta, vc);
-  const foundry::gemm_plan plan =
+  foundry::gemm_plan plan =
       foundry::make_gemm_plan(p, gemm_rung::skinny, foundry::get_device_properties().sm_count, c.split_k);
+  if (c.own_tiles && gk::skinny_uses_mma(gk::detail::skinny_orient(p)))
+    plan.block_n = gk::skinny_mma_policy::block_large(gk::detail::skinny_orient(p).b_n_contiguous);
   INFO(plan.describe());
   REQUIRE(plan.rung == gemm_rung::skinny);
   gk::launch_skinny<T>(plan, p, workspace, s);
@@ -337,9 +343,15 @@ TEMPLATE_TEST_CASE("skinny rung's tensor-core kernel matches the reference at ev
         c.alpha = index % 4 == 0 ? 1.0f : -1.5f;
         c.beta = index % 2 == 0 ? 0.0f : 0.5f;
         const foundry::gemm_plan plan = check_skinny<TestType>(c);
-        // The tensor cores unless B^T is read along k with scalar loads (skinny_uses_mma).
+        // The tensor cores unless B^T is read along k with scalar loads (skinny_uses_mma);
+        // these small products with up to 8 rows have the warps share K, then also not.
         const bool mma = c.lb == matrix_layout::row_major || (c.offset == 0 && (c.k + c.pad_b) % 8 == 0);
         CHECK((std::string(plan.why).find("mma.sync") != std::string::npos) == mma);
+        CHECK((std::string(plan.why).find("sharing K") != std::string::npos) == (mma && m <= 8));
+        if (mma && m <= 8) {
+          c.own_tiles = true;
+          check_skinny<TestType>(c);
+        }
         ++index;
       }
     }
@@ -521,9 +533,14 @@ TEST_CASE("the skinny plan names its tile, split and orientation", "[gemm][plan]
   CHECK(foundry::make_gemm_plan(plan_problem<float>(3, 4096, 4096), h200).block_m == 8);
   CHECK(foundry::make_gemm_plan(plan_problem<float>(9, 4096, 4096), h200).block_m == 16);
   CHECK(foundry::make_gemm_plan(plan_problem<__half>(1, 4096, 4096), h200).block_m == 1);
+  // 8 rows over 4096 x 4096: 16 tiles of 256 columns x 16 slices fill less than half the 528
+  // slots, so the warps share K: 64 tiles of 64 columns x 8 slices of 512.
   for (const auto& [m, rows] : {std::pair<std::int64_t, int>{2, 8}, {8, 8}, {9, 16}, {16, 16}, {17, 32}, {32, 32}}) {
     const foundry::gemm_plan mma = foundry::make_gemm_plan(plan_problem<__half>(m, 4096, 4096), gemm_rung::skinny, 132);
-    CHECK((mma.block_m == rows && mma.block_n == 256 && mma.min_blocks_per_sm == (rows == 8 ? 4 : 3)));
+    CHECK(
+        (mma.block_m == rows && mma.block_n == (rows == 8 ? 64 : 256) && mma.min_blocks_per_sm == (rows == 8 ? 4 : 3)));
+    CHECK(mma.split_k == (rows == 8 ? 8 : 16));
+    CHECK((std::string(mma.why).find("sharing K") != std::string::npos) == (rows == 8));
     CHECK(std::string(mma.why).find("mma.sync") != std::string::npos);
     if (m <= 8) CHECK(foundry::make_gemm_plan(plan_problem<__half>(m, 4096, 4096), h200).describe() == mma.describe());
   }
@@ -544,27 +561,31 @@ TEST_CASE("the skinny plan names its tile, split and orientation", "[gemm][plan]
 TEST_CASE("the skinny plan cuts a long K into slices of a few hundred when the column tiles are few", "[gemm][plan]") {
   const foundry::device_properties h200 = hopper();
   // 3 x 58 x 2835 bf16, A "cn" (column-major, lda 5), B "ct" (column-major n x k transposed,
-  // ld 59): along n on the tensor cores, one tile of 256 columns (4 warps x 64) for 528 slots;
-  // 2835 / 256 = 11 slices wanted, 258 deep rounded up to 288 (rounds of 32 k): 10 slices.
+  // ld 59): along n on the tensor cores. The warps' own tiles: one of 256 columns (4 warps x
+  // 64) in 10 slices, 10 blocks of 528 slots; so the warps share K: one tile of 64 columns,
+  // 2835 / 128 = 22 slices wanted (a round of 32 k for each warp), 129 deep rounded up to 160:
+  // 18 slices.
   auto sweep = plan_problem<__nv_bfloat16>(3, 58, 2835, false, true);
   sweep.lda = 5, sweep.ldb = 59;
   const foundry::gemm_plan cn_ct = foundry::make_gemm_plan(sweep, h200);
-  CHECK((cn_ct.rung == gemm_rung::skinny && cn_ct.block_m == 8 && cn_ct.block_n == 256));
-  CHECK((cn_ct.split_k == 10 && cn_ct.k_per_split == 288 && cn_ct.workspace_bytes == 10u * 3u * 58u * sizeof(float)));
-  CHECK(cn_ct.describe().rfind("skinny 8x256x512, 1 stage, 4 block/SM, split-K 10 x 288 (", 0) == 0);
+  CHECK((cn_ct.rung == gemm_rung::skinny && cn_ct.block_m == 8 && cn_ct.block_n == 64));
+  CHECK((cn_ct.split_k == 18 && cn_ct.k_per_split == 160 && cn_ct.workspace_bytes == 18u * 3u * 58u * sizeof(float)));
+  CHECK(cn_ct.describe().rfind("skinny 8x64x512, 1 stage, 4 block/SM, split-K 18 x 160 (", 0) == 0);
+  CHECK(std::string(cn_ct.why).find("sharing K") != std::string::npos);
   // The aligned row-major variant: the same plan.
   const foundry::gemm_plan rn = foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(3, 58, 2835), h200);
-  CHECK((rn.split_k == 10 && rn.k_per_split == 288));
+  CHECK((rn.block_n == 64 && rn.split_k == 18 && rn.k_per_split == 160));
   // B column-major with ld 2835 (scalar loads along k): the CUDA cores, two tiles of 32
   // columns for 264 slots; rounds of 512 k (two steps of 256, 8 k a lane): 6 x 512. With ld
-  // 2840 (16-byte loads) the tensor cores: one tile of 128 rows of B^T for 528 slots; 258 deep
-  // rounded up to 320 (rounds of 64 k): 9 x 320.
+  // 2840 (16-byte loads) the tensor cores: one tile of 128 rows of B^T in 9 slices would be 9
+  // blocks of 528 slots, so the warps share K: two tiles of 32 rows, 2835 / 256 = 11 slices
+  // wanted (64 k a round for each warp), 258 deep rounded up to 320: 9 x 320.
   auto column_b = plan_problem<__nv_bfloat16>(3, 58, 2835, true, false);
   const foundry::gemm_plan ck = foundry::make_gemm_plan(column_b, h200);
   CHECK((ck.block_m == 4 && ck.block_n == 32 && ck.split_k == 6 && ck.k_per_split == 512));
   column_b.ldb = 2840;
   const foundry::gemm_plan ck_mma = foundry::make_gemm_plan(column_b, h200);
-  CHECK((ck_mma.block_m == 8 && ck_mma.block_n == 128 && ck_mma.split_k == 9 && ck_mma.k_per_split == 320));
+  CHECK((ck_mma.block_m == 8 && ck_mma.block_n == 32 && ck_mma.split_k == 9 && ck_mma.k_per_split == 320));
   // 82 x 14 x 11373 fp32, solved as C^T (14 rows of 16). A column-major: along n, one tile,
   // rounds of 16: 44 slices wanted, 259 deep rounded to 272: 42. A row-major: along k,
   // three tiles, rounds of 128: 384 deep, 30 slices.
@@ -594,6 +615,13 @@ TEST_CASE("the skinny plan keeps the split of large skinny shapes", "[gemm][plan
   CHECK((bf16_1.block_n == 256 && bf16_1.split_k == 8 && bf16_1.k_per_split == 2048));
   const foundry::gemm_plan bf16_8 = foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(8, 16384, 16384), h200);
   CHECK((bf16_8.block_n == 256 && bf16_8.split_k == 8 && bf16_8.k_per_split == 2048));
+  // 16384 x 8 x 16384 (along k): 128 tiles of 128 rows x 4 slices fill 512 of the 528 slots:
+  // the warps keep their own tiles. A small product, 2 x 5851 x 224: 23 tiles of 256 columns
+  // and K too short to split, so the warps share K: 92 tiles of 64 columns.
+  const foundry::gemm_plan tall = foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(16384, 8, 16384), h200);
+  CHECK((tall.block_n == 128 && tall.split_k == 4 && std::string(tall.why).find("sharing K") == std::string::npos));
+  const foundry::gemm_plan small = foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(2, 5851, 224), h200);
+  CHECK((small.block_n == 64 && small.split_k == 1 && std::string(small.why).find("sharing K") != std::string::npos));
   CHECK(foundry::make_gemm_plan(plan_problem<float>(16, 16384, 16384), h200).split_k == 4);
   CHECK(foundry::make_gemm_plan(plan_problem<float>(1, 32768, 16384), h200).split_k == 2);
   CHECK(foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(16384, 1, 16384), h200).split_k == 1);  // 512 tiles
@@ -617,8 +645,11 @@ TEMPLATE_TEST_CASE("every skinny split is whole rounds of loads, fills at most t
                                                                  gk::skinny_elements_per_load<TestType>);
           const std::int64_t tiles =
               (g.n + plan.block_n - 1) / plan.block_n * ((g.m + plan.block_m - 1) / plan.block_m);
+          const bool shared_k =
+              gk::skinny_uses_mma(g) && plan.block_n == gk::skinny_mma_policy::block_large(g.b_n_contiguous, true);
           CHECK(plan.k_per_split % unit == 0);
-          CHECK(plan.k_per_split >= gk::skinny_policy::min_k_per_split);
+          CHECK(plan.k_per_split >= (shared_k ? gk::skinny_mma_policy::shared_min_k_per_split(g.b_n_contiguous)
+                                              : gk::skinny_policy::min_k_per_split));
           CHECK((plan.split_k - 1) * plan.k_per_split < k);
           CHECK(plan.split_k * plan.k_per_split >= k);
           CHECK(plan.split_k <= gk::skinny_policy::max_splits);

@@ -608,7 +608,11 @@ void launch_skinny(const gemm_plan& plan, const gemm_problem<In, float>& p, cuda
   const int rows = mma ? skinny_mma_policy::row_bucket(oriented.m) : detail::skinny_row_bucket<In>(oriented.m);
   const int unit = mma ? skinny_mma_policy::split_unit_k(along_n)
                        : skinny_policy::split_unit_k(along_n, rows, skinny_elements_per_load<In>);
+  // The tensor-core kernel's warps share K where the plan's tile is one warp's.
+  const bool shared_k =
+      mma && rows == skinny_mma_policy::shared_k_rows && plan.block_n == skinny_mma_policy::block_large(along_n, true);
   FOUNDRY_EXPECTS(plan.rung == gemm_rung::skinny && plan.block_m == rows && plan.split_k >= 1 &&
+                      (!mma || shared_k || plan.block_n == skinny_mma_policy::block_large(along_n)) &&
                       (plan.split_k == 1 || (plan.k_per_split % unit == 0 && plan.k_per_split * plan.split_k >= p.k)),
                   "launch_skinny: the plan (" + plan.describe() + ") is not a skinny plan for this problem");
   const detail::split_k_output<In> out(p, plan.split_k, workspace, s);
@@ -617,7 +621,7 @@ void launch_skinny(const gemm_plan& plan, const gemm_problem<In, float>& p, cuda
   g.slice_stride = out.slice_stride();
   if constexpr (!std::is_same_v<In, float>) {
     if (mma) {
-      detail::launch_skinny_mma_kernel(g, rows, plan.split_k, s);
+      detail::launch_skinny_mma_kernel(g, rows, shared_k, plan.split_k, s);
       out.reduce(s);
       return;
     }

@@ -41,6 +41,16 @@
 /// gives a lane its pairs for both mma steps; m-contiguous A is staged as rows of m
 /// (`[k][i]`), each k row placed at its logical position, and read with `ldmatrix.trans`.
 ///
+/// Small problems. A block's 4 warps normally hold their own 64 columns (along n) or 32
+/// rows of B^T (along k), each walking the whole K slice one round of loads at a time, so a
+/// product with few such tiles and a short K (2 x 5851 x 224: 23 blocks of 256 columns,
+/// 7 rounds a warp, all 92 warps a round of DRAM latency apart) keeps a small fraction of
+/// the loads in flight that the device needs. With 8 rows, where the blocks of that plan
+/// would fill less than half the resident slots even split (`skinny_mma_policy::
+/// shares_k`), the 4 warps of a block hold the same tile and take turns at its rounds
+/// (`SharedK`): four times the blocks, each warp a quarter of the rounds, and the partial
+/// sums added through shared memory before the one store.
+///
 /// Zeros. Rows past m and k past the slice's end are staged as zeros, and the large
 /// operand's loads past n or the slice's end read nothing and give zeros, so an Inf or NaN
 /// of the next slice never meets a zero of this one; padded rows of C are never stored.
@@ -86,6 +96,8 @@ struct skinny_mma_policy {
   static constexpr int along_k_blocks_in_flight = 2;
   /// Along n: columns of B a warp holds (4 mma tiles of 16), one block of 32 k per round.
   static constexpr int along_n_warp_columns = 64;
+  /// Warps of a block.
+  static constexpr int warps = threads / 32;
   /// Shallowest slice of an automatic split: as `skinny_policy::min_k_per_split`.
   static constexpr std::int64_t min_k_per_split = 256;
   /// Most slices of an automatic split: as `skinny_policy::max_splits`.
@@ -100,14 +112,33 @@ struct skinny_mma_policy {
   [[nodiscard]] __host__ __device__ static constexpr int min_blocks_per_sm(int rows) noexcept {
     return rows >= 16 ? 3 : 4;
   }
-  /// Rows (along k) or columns (along n) of the large operand per block.
-  [[nodiscard]] __host__ __device__ static constexpr int block_large(bool along_n) noexcept {
-    return threads / 32 * (along_n ? along_n_warp_columns : along_k_row_tiles * 16);
+  /// Rows (along k) or columns (along n) of the large operand a warp holds.
+  [[nodiscard]] __host__ __device__ static constexpr int warp_large(bool along_n) noexcept {
+    return along_n ? along_n_warp_columns : along_k_row_tiles * 16;
+  }
+  /// Rows (along k) or columns (along n) of the large operand per block: the warps' own
+  /// (256 or 128), or one warp's when they share K (`shared_k`: 64 or 32).
+  [[nodiscard]] __host__ __device__ static constexpr int block_large(bool along_n, bool shared_k = false) noexcept {
+    return (shared_k ? 1 : warps) * warp_large(along_n);
   }
   /// K one round of a warp's loads covers: 32 along n, 64 along k. A split's slices are
   /// whole rounds, so a slice starts on a multiple of 8 (vector loads stay aligned).
   [[nodiscard]] __host__ __device__ static constexpr int split_unit_k(bool along_n) noexcept {
     return along_n ? 32 : 32 * along_k_blocks_in_flight;
+  }
+  /// Row bucket of the warps that share K: 8 (what `foundry::gemm` routes here).
+  static constexpr int shared_k_rows = 8;
+  /// Whether a plan of `blocks` blocks (tiles x slices, warps on their own tiles) with
+  /// `rows` rows a block goes to warps sharing K: 8 rows and fewer blocks than half the
+  /// `slots` resident (then even the split could not fill the device; large products such
+  /// as 8 x 16384 x 16384, 64 tiles x 8 slices of 528 slots, keep their plan).
+  [[nodiscard]] __host__ __device__ static constexpr bool shares_k(int rows, std::int64_t blocks,
+                                                                   std::int64_t slots) noexcept {
+    return rows == shared_k_rows && 2 * blocks < slots;
+  }
+  /// Shallowest slice of an automatic split when the warps share K: a round for each.
+  [[nodiscard]] __host__ __device__ static constexpr std::int64_t shared_min_k_per_split(bool along_n) noexcept {
+    return std::int64_t{warps} * split_unit_k(along_n);
   }
 };
 
@@ -196,8 +227,9 @@ __device__ void stage_small(const skinny_args<In>& g, std::int64_t row0, std::in
 /// The tensor-core skinny kernel. Block (x, y, z): `skinny_mma_policy::block_large` rows
 /// (along k) or columns (along n) of the large operand from x, K slice y, rows
 /// [z * Rows, +Rows) of the small side. `Vector`: 16-byte loads of the large operand,
-/// whose alignment the launch proved.
-template <class In, int Rows, bool AlongN, bool Vector>
+/// whose alignment the launch proved. `SharedK`: the warps hold one tile and take turns at
+/// its rounds of K (see the file comment).
+template <class In, int Rows, bool AlongN, bool Vector, bool SharedK = false>
 __global__ void __launch_bounds__(skinny_mma_policy::threads, skinny_mma_policy::min_blocks_per_sm(Rows))
     skinny_mma_kernel(detail::skinny_args<In> g) {
   using policy = skinny_mma_policy;
@@ -206,6 +238,7 @@ __global__ void __launch_bounds__(skinny_mma_policy::threads, skinny_mma_policy:
   constexpr int tiles_m = AlongN ? policy::along_n_warp_columns / 16 : policy::along_k_row_tiles;
   constexpr int blocks_per_round = AlongN ? 1 : policy::along_k_blocks_in_flight;
   constexpr int round = 32 * blocks_per_round;
+  constexpr int warp_step = SharedK ? policy::warps * round : round;  // a warp's stride through a chunk
   constexpr int chunk = policy::chunk_k;
   static_assert(chunk % round == 0, "a chunk in whole rounds");
   // Row strides, in elements, that keep the reads of a quarter warp on distinct banks:
@@ -219,8 +252,8 @@ __global__ void __launch_bounds__(skinny_mma_policy::threads, skinny_mma_policy:
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int group = lane / 4, quad = lane % 4;  // the mma's row group and thread in group
   const std::int64_t row0 = std::int64_t{blockIdx.z} * Rows;
-  const std::int64_t large0 = std::int64_t{blockIdx.x} * policy::block_large(AlongN) +
-                              warp * (AlongN ? policy::along_n_warp_columns : 16 * tiles_m);
+  const std::int64_t large0 = std::int64_t{blockIdx.x} * policy::block_large(AlongN, SharedK) +
+                              (SharedK ? 0 : warp * policy::warp_large(AlongN));
   std::int64_t k_begin = 0, k_end = 0;
   detail::k_slice(g, k_begin, k_end);
   const auto* b = reinterpret_cast<const unsigned short*>(g.b);
@@ -238,7 +271,7 @@ __global__ void __launch_bounds__(skinny_mma_policy::threads, skinny_mma_policy:
     detail::stage_small<In, Rows, chunk, stride_ik, stride_ki>(g, row0, k0, k_end, small_vector, a_s);
     __syncthreads();
     const int kc = static_cast<int>(k_end - k0 < chunk ? k_end - k0 : chunk);
-    for (int r0 = 0; r0 < kc; r0 += round) {
+    for (int r0 = SharedK ? warp * round : 0; r0 < kc; r0 += warp_step) {
       // All loads of the round first: 8 vectors of 16 bytes a lane.
       uint4 v[8];
       if constexpr (AlongN) {
@@ -307,6 +340,40 @@ __global__ void __launch_bounds__(skinny_mma_policy::threads, skinny_mma_policy:
     }
   }
 
+  if constexpr (SharedK) {
+    // Warps 1.. leave their partial sums in shared memory (the small operand's chunks are
+    // read), lane-minor so that a warp's stores and reads hit 32 banks; warp 0 adds them.
+    constexpr int per_lane = tiles_m * tiles_n * 4;
+    static_assert((policy::warps - 1) * per_lane * 32 * sizeof(float) <= sizeof(a_s), "room for the partial sums");
+    float* partial = reinterpret_cast<float*>(a_s);
+    __syncthreads();
+    if (warp > 0) {
+#pragma unroll
+      for (int t = 0; t < tiles_m; ++t) {
+#pragma unroll
+        for (int nt = 0; nt < tiles_n; ++nt) {
+#pragma unroll
+          for (int r = 0; r < 4; ++r)
+            partial[(((warp - 1) * tiles_m + t) * tiles_n + nt) * 128 + r * 32 + lane] = acc[t][nt][r];
+        }
+      }
+    }
+    __syncthreads();
+    if (warp > 0) return;
+#pragma unroll
+    for (int w = 0; w < policy::warps - 1; ++w) {
+#pragma unroll
+      for (int t = 0; t < tiles_m; ++t) {
+#pragma unroll
+        for (int nt = 0; nt < tiles_n; ++nt) {
+#pragma unroll
+          for (int r = 0; r < 4; ++r)
+            acc[t][nt][r] += partial[((w * tiles_m + t) * tiles_n + nt) * 128 + r * 32 + lane];
+        }
+      }
+    }
+  }
+
   // acc[t][nt]: rows group and group + 8 of tile t (of the large side), columns
   // 2 quad, 2 quad + 1 of tile nt (rows of the small side).
 #pragma unroll
@@ -340,7 +407,8 @@ template <class In>
 }
 
 /// The plan of the tensor-core skinny kernel for `p` (16-bit inputs) on `sm_count` SMs:
-/// rows per pass (`block_m`: 8, 16 or 32), large-side extent per block (`block_n`), the
+/// rows per pass (`block_m`: 8, 16 or 32), large-side extent per block (`block_n`: the
+/// warps' own tiles, or one tile when they share K, `skinny_mma_policy::shares_k`), the
 /// staged K chunk (`block_k`) and split-K while the blocks cannot fill the resident slots
 /// (as `skinny_plan`, in whole rounds of `skinny_mma_policy::split_unit_k`); `requested`
 /// as `split_k_options::split_k`.
@@ -358,19 +426,37 @@ template <class In>
   plan.min_blocks_per_sm = policy::min_blocks_per_sm(plan.block_m);
   detail::finish_skinny_plan(plan, p, g, policy::split_unit_k(along_n), requested, sm_count, policy::min_k_per_split,
                              policy::max_splits, policy::max_rows, true);
+  const std::int64_t blocks = ceil_div<std::int64_t>(std::max<std::int64_t>(g.n, 1), plan.block_n) *
+                              ceil_div<std::int64_t>(std::max<std::int64_t>(g.m, 1), plan.block_m) * plan.split_k;
+  if (!policy::shares_k(plan.block_m, blocks, std::int64_t{sm_count} * plan.min_blocks_per_sm)) return plan;
+  plan.block_n = policy::block_large(along_n, true);
+  detail::finish_skinny_plan(plan, p, g, policy::split_unit_k(along_n), requested, sm_count,
+                             policy::shared_min_k_per_split(along_n), policy::max_splits, policy::max_rows, true);
+  // [small M][along n]
+  static constexpr const char* reasons[2][2] = {
+      {"small N, solved as C^T = B^T A^T: memory-bound, A streamed once along K into mma.sync, the warps sharing K "
+       "(a small product)",
+       "small N, solved as C^T = B^T A^T: memory-bound, A streamed once along M into mma.sync, the warps sharing K "
+       "(a small product)"},
+      {"small M: memory-bound, B streamed once along K into mma.sync, the warps sharing K (a small product)",
+       "small M: memory-bound, B streamed once along N into mma.sync, the warps sharing K (a small product)"}};
+  plan.why = reasons[p.m <= p.n][along_n];
   return plan;
 }
 
 namespace detail {
 
 /// Enqueues the tensor-core skinny kernel on `s` for the oriented problem `g` of `rows`
-/// rows a block (8, 16, 32), with `k_per_split` and `slice_stride` already set, in
-/// `split_k` slices. Throws `std::invalid_argument` if the grid is too large.
+/// rows a block (8, 16, 32; 8 when the warps share K, `shared_k`), with `k_per_split` and
+/// `slice_stride` already set, in `split_k` slices. Throws `std::invalid_argument` if the
+/// grid is too large or `shared_k` is asked for another row bucket.
 template <class In>
-void launch_skinny_mma_kernel(const skinny_args<In>& g, int rows, int split_k, cuda::stream_ref s) {
+void launch_skinny_mma_kernel(const skinny_args<In>& g, int rows, bool shared_k, int split_k, cuda::stream_ref s) {
   using policy = skinny_mma_policy;
+  FOUNDRY_EXPECTS(!shared_k || rows == policy::shared_k_rows,
+                  "the skinny kernel's warps share K only with " + std::to_string(policy::shared_k_rows) + " rows");
   const bool along_n = g.b_n_contiguous;
-  const std::int64_t blocks_large = ceil_div<std::int64_t>(g.n, policy::block_large(along_n));
+  const std::int64_t blocks_large = ceil_div<std::int64_t>(g.n, policy::block_large(along_n, shared_k));
   const std::int64_t row_groups = ceil_div<std::int64_t>(g.m, rows);
   FOUNDRY_EXPECTS(blocks_large <= max_grid_x && row_groups <= max_grid_yz,
                   "GEMM too large for the skinny kernel's grid: " + std::to_string(blocks_large) + " tiles, " +
@@ -390,8 +476,13 @@ void launch_skinny_mma_kernel(const skinny_args<In>& g, int rows, int split_k, c
         skinny_mma_kernel<In, 32, true, false>},
        {skinny_mma_kernel<In, 8, true, true>, skinny_mma_kernel<In, 16, true, true>,
         skinny_mma_kernel<In, 32, true, true>}}};
+  // Warps sharing K: [along n][vector], 8 rows.
+  constexpr kernel_type shared[2][2] = {
+      {skinny_mma_kernel<In, 8, false, false, true>, skinny_mma_kernel<In, 8, false, true, true>},
+      {skinny_mma_kernel<In, 8, true, false, true>, skinny_mma_kernel<In, 8, true, true, true>}};
+  const bool vector = rows_take_16_byte_loads(g.b, g.ldb);
   const int bucket = rows == 8 ? 0 : rows == 16 ? 1 : 2;
-  launch(s, config, kernels[along_n][rows_take_16_byte_loads(g.b, g.ldb)][bucket], g);
+  launch(s, config, shared_k ? shared[along_n][vector] : kernels[along_n][vector][bucket], g);
 }
 
 }  // namespace detail

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -74,6 +75,23 @@ void probe(const char* precision, const std::vector<std::string>& names, bool pr
     const double tf = per_call_us(f, s), tc = per_call_us(g, s);
     std::printf("%s %-28s foundry %8.2f us  cublas %8.2f us  ratio %.2f  | %s\n", precision, name.c_str(), tf, tc,
                 tc / tf, plan.describe().c_str());
+    if constexpr (!std::is_same_v<In, float>) {
+      // The tensor-core skinny kernel's warps sharing K: the same problem with the plan of
+      // the warps on their own tiles (the plan before session 14), on the same machine.
+      if (plan.rung == foundry::gemm_rung::skinny && std::string(plan.why).find("sharing K") != std::string::npos) {
+        namespace gk = foundry::gemm_kernels;
+        const auto o = gk::detail::skinny_orient(problem);
+        foundry::gemm_plan own = plan;
+        own.block_n = gk::skinny_mma_policy::block_large(o.b_n_contiguous);
+        gk::detail::finish_skinny_plan(own, problem, o, gk::skinny_mma_policy::split_unit_k(o.b_n_contiguous), 0,
+                                       foundry::get_device_properties(foundry::stream_device(s.get())).sm_count,
+                                       gk::skinny_mma_policy::min_k_per_split, gk::skinny_mma_policy::max_splits,
+                                       gk::skinny_mma_policy::max_rows, true);
+        const double to = per_call_us([&] { gk::launch_skinny<In>(own, problem, {}, s); }, s);
+        std::printf("%s %-28s own tiles %8.2f us (shared K %.2fx)  | %s\n", precision, name.c_str(), to, to / tf,
+                    own.describe().c_str());
+      }
+    }
     if (profile) {
       foundry::synchronize(s);
       cudaProfilerStart();
@@ -96,7 +114,8 @@ int main() {
                profile);
   probe<__nv_bfloat16>("bf16",
                        {"2x5851x224_rt_ct_p6_3_4", "301x1x87_rt_ct_p2_5_3", "10535x4849x17_rt_rt_p5_1_2",
-                        "6x9503x662_rn_ct_p4_1_0", "1950x23x670_rn_rn_p0_0_0"},
+                        "6x9503x662_rn_ct_p4_1_0", "1950x23x670_rn_rn_p0_0_0", "8x16384x16384_rn_rn_p0_0_0",
+                        "16384x8x16384_rn_rn_p0_0_0", "4x4096x4096_rn_rn_p0_0_0"},
                        profile);
   probe<__half>("fp16", {"3x58x2835_cn_ct_p2_1_4", "1283x3x31_cn_rn_p4_0_3"}, profile);
   return 0;
