@@ -346,31 +346,18 @@ __global__ void __launch_bounds__(skinny_mma_policy::threads, skinny_mma_policy:
     constexpr int per_lane = tiles_m * tiles_n * 4;
     static_assert((policy::warps - 1) * per_lane * 32 * sizeof(float) <= sizeof(a_s), "room for the partial sums");
     float* partial = reinterpret_cast<float*>(a_s);
+    float* sums = &acc[0][0][0];  // indexed by constants once unrolled: stays in registers
     __syncthreads();
     if (warp > 0) {
 #pragma unroll
-      for (int t = 0; t < tiles_m; ++t) {
-#pragma unroll
-        for (int nt = 0; nt < tiles_n; ++nt) {
-#pragma unroll
-          for (int r = 0; r < 4; ++r)
-            partial[(((warp - 1) * tiles_m + t) * tiles_n + nt) * 128 + r * 32 + lane] = acc[t][nt][r];
-        }
-      }
+      for (int e = 0; e < per_lane; ++e) partial[((warp - 1) * per_lane + e) * 32 + lane] = sums[e];
     }
     __syncthreads();
     if (warp > 0) return;
 #pragma unroll
     for (int w = 0; w < policy::warps - 1; ++w) {
 #pragma unroll
-      for (int t = 0; t < tiles_m; ++t) {
-#pragma unroll
-        for (int nt = 0; nt < tiles_n; ++nt) {
-#pragma unroll
-          for (int r = 0; r < 4; ++r)
-            acc[t][nt][r] += partial[((w * tiles_m + t) * tiles_n + nt) * 128 + r * 32 + lane];
-        }
-      }
+      for (int e = 0; e < per_lane; ++e) sums[e] += partial[(w * per_lane + e) * 32 + lane];
     }
   }
 
