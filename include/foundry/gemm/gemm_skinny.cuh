@@ -133,18 +133,25 @@ struct skinny_policy {
   // Split-K. With few column tiles and a long K a block is latency-bound, not
   // bandwidth-bound: each warp walks its share of the slice one round of loads at a
   // time, about one DRAM latency per round, so the time goes as the slice's depth in
-  // rounds (a slice of 1536 along n: 48 rounds a warp). The rule (not yet measured):
-  // while the tiles are fewer than the resident slots, cut K into slots / tiles slices,
-  // but none shallower than `min_k_per_split` and no more than `max_splits`, the depth
-  // rounded up to `split_unit_k`. The workspace needs no cap of its own: slices × tiles
+  // rounds (a slice of 1536 along n: 48 rounds a warp). The rule: while the tiles are
+  // fewer than the resident slots, cut K into slots / tiles slices, but none shallower
+  // than `min_k_per_split_for` and no more than `max_splits`, the depth rounded up to
+  // `split_unit_k`. The workspace needs no cap of its own: slices × tiles
   // <= slots, so it holds at most slots × one tile of C (528 × 16 × 128 floats, 4.3 MiB
   // on 132 SMs).
 
-  /// Shallowest K slice of an automatic split: 256 is 8 rounds of the along-n kernel
-  /// (16 with 64 accumulators) and at most two of the along-k kernel, enough to hide the start of
-  /// a block and the staging of A; the second pass, a few microseconds of latency for
-  /// these small C, is then no larger than the main one. Not yet measured.
+  /// Shallowest K slice of an automatic split of the along-k kernel: 256, one or two of its
+  /// rounds.
   static constexpr std::int64_t min_k_per_split = 256;
+  /// Shallowest K slice of an automatic split: along n, two rounds of every warp (32 or 64
+  /// k); along k, `min_k_per_split`. Along n a warp walks its quarter of the slice a round
+  /// of 4 or 8 rows at a time, one latency each: 256 was 8 to 16 rounds, which kept small
+  /// products with few column tiles (29 x 13 x 2378 fp32: 9 slices, 17 rounds a warp)
+  /// latency-bound while the reduce's second pass costs about one.
+  [[nodiscard]] __host__ __device__ static constexpr std::int64_t min_k_per_split_for(bool along_n, int rows,
+                                                                                      int elements) noexcept {
+    return along_n ? 2 * split_unit_k(true, rows, elements) : min_k_per_split;
+  }
   /// Most slices of an automatic split: the reduce sums the slices of an element one
   /// after another in one thread, so this bounds its chain of L2 reads (64: a few
   /// microseconds). Not yet measured.
@@ -522,7 +529,7 @@ __global__ void __launch_bounds__(skinny_policy::along_k_threads, skinny_policy:
 /// per pass (`block_m`: 1, half or all of `skinny_max_rows<In>`), columns per block
 /// (`block_n`), the K chunk (`block_k`) and split-K (`plan_split_k` while the blocks are
 /// fewer than the resident slots: slots / tiles slices, at least
-/// `skinny_policy::min_k_per_split` deep, at most `skinny_policy::max_splits`, the depth a
+/// `skinny_policy::min_k_per_split_for` deep, at most `skinny_policy::max_splits`, the depth a
 /// multiple of `skinny_policy::split_unit_k`, not of the chunk; `requested` as
 /// `split_k_options::split_k`, at most one slice per unit).
 template <class In>
@@ -542,7 +549,8 @@ template <class In>
       along_n ? skinny_policy::along_n_min_blocks_per_sm : skinny_policy::along_k_min_blocks_per_sm;
   detail::finish_skinny_plan(
       plan, p, g, skinny_policy::split_unit_k(along_n, plan.block_m, skinny_elements_per_load<In>), requested, sm_count,
-      skinny_policy::min_k_per_split, skinny_policy::max_splits, skinny_max_rows<In>, false);
+      skinny_policy::min_k_per_split_for(along_n, plan.block_m, skinny_elements_per_load<In>),
+      skinny_policy::max_splits, skinny_max_rows<In>, false);
   return plan;
 }
 

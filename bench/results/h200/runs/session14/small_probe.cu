@@ -75,7 +75,23 @@ void probe(const char* precision, const std::vector<std::string>& names, bool pr
     const double tf = per_call_us(f, s), tc = per_call_us(g, s);
     std::printf("%s %-28s foundry %8.2f us  cublas %8.2f us  ratio %.2f  | %s\n", precision, name.c_str(), tf, tc,
                 tc / tf, plan.describe().c_str());
-    if constexpr (!std::is_same_v<In, float>) {
+    if constexpr (std::is_same_v<In, float>) {
+      // Along n, slices of two rounds a warp (session 14) against the 256 before.
+      namespace gk = foundry::gemm_kernels;
+      const auto o = gk::detail::skinny_orient(problem);
+      if (plan.rung == foundry::gemm_rung::skinny && o.b_n_contiguous) {
+        foundry::gemm_plan before = plan;
+        gk::detail::finish_skinny_plan(before, problem, o, gk::skinny_policy::split_unit_k(true, plan.block_m, 4), 0,
+                                       foundry::get_device_properties(foundry::stream_device(s.get())).sm_count,
+                                       gk::skinny_policy::min_k_per_split, gk::skinny_policy::max_splits,
+                                       gk::skinny_max_rows<float>, false);
+        if (before.split_k != plan.split_k) {
+          const double tb = per_call_us([&] { gk::launch_skinny<In>(before, problem, {}, s); }, s);
+          std::printf("%s %-28s 256-deep slices %8.2f us (new split %.2fx)  | %s\n", precision, name.c_str(), tb,
+                      tb / tf, before.describe().c_str());
+        }
+      }
+    } else {
       // The tensor-core skinny kernel's warps sharing K: the same problem with the plan of
       // the warps on their own tiles (the plan before session 14), on the same machine.
       if (plan.rung == foundry::gemm_rung::skinny && std::string(plan.why).find("sharing K") != std::string::npos) {
@@ -110,7 +126,8 @@ int main() {
   const bool profile = std::getenv("PROBE_PROFILE") != nullptr;
   probe<float>("fp32",
                {"9x570x26_cn_rn_p6_2_2", "82x14x11373_rt_ct_p6_3_5", "18x13x11_rt_ct_p1_6_0", "29x13x2378_rt_rt_p6_6_5",
-                "5789x645x1_cn_ct_p6_0_4", "3x58x2835_cn_ct_p2_1_4"},
+                "5789x645x1_cn_ct_p6_0_4", "3x58x2835_cn_ct_p2_1_4", "2x100x511_rn_rn_p0_0_0",
+                "1x16384x16384_rn_rn_p0_0_0", "8x4096x4096_rn_rn_p0_0_0"},
                profile);
   probe<__nv_bfloat16>("bf16",
                        {"2x5851x224_rt_ct_p6_3_4", "301x1x87_rt_ct_p2_5_3", "10535x4849x17_rt_rt_p5_1_2",
