@@ -266,47 +266,38 @@ __global__ void __launch_bounds__(skinny_mma_policy::threads, skinny_mma_policy:
     for (int nt = 0; nt < tiles_n; ++nt) acc[t][nt][0] = acc[t][nt][1] = acc[t][nt][2] = acc[t][nt][3] = 0.0f;
   }
 
-  // One round of the large operand's loads, 8 vectors of 16 bytes a lane, into `v`: the
-  // round at `r0` of the chunk at `k0`; zeros past n and past the slice's end.
-  uint4 v[8];
-  const auto load_round = [&](std::int64_t k0, int r0) {
-    if constexpr (AlongN) {
-      // Rows k0 + r0 + 8 * quad + q of B, columns large0 + 8 * group .. + 7.
-#pragma unroll
-      for (int q = 0; q < 8; ++q) {
-        const std::int64_t p = k0 + r0 + 8 * quad + q;
-        v[q] = p < k_end ? detail::load_8x16<Vector, true>(b + p * g.ldb, large0 + 8 * group, g.n)
-                         : make_uint4(0, 0, 0, 0);
-      }
-    } else {
-      // Row large0 + 16 t + group (+ 8 for h = 1) of B^T, k k0 + r0 + 32 u + 8 * quad .. + 7.
-#pragma unroll
-      for (int u = 0; u < blocks_per_round; ++u) {
-#pragma unroll
-        for (int t = 0; t < tiles_m; ++t) {
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const std::int64_t row = large0 + 16 * t + 8 * h + group;
-            v[(u * tiles_m + t) * 2 + h] =
-                row < g.n ? detail::load_8x16<Vector, true>(b + row * g.ldb, k0 + r0 + 32 * u + 8 * quad, k_end)
-                          : make_uint4(0, 0, 0, 0);
-          }
-        }
-      }
-    }
-  };
-  // The first round does not depend on the small operand: issued before its staging, so
-  // that the two latencies overlap (on a small product they are most of the time).
-  const int first_r0 = SharedK ? warp * round : 0;
-  load_round(k_begin, first_r0);
-
   for (std::int64_t k0 = k_begin; k0 < k_end; k0 += chunk) {
     __syncthreads();  // every warp has read the previous chunk
     detail::stage_small<In, Rows, chunk, stride_ik, stride_ki>(g, row0, k0, k_end, small_vector, a_s);
     __syncthreads();
     const int kc = static_cast<int>(k_end - k0 < chunk ? k_end - k0 : chunk);
-    for (int r0 = first_r0; r0 < kc; r0 += warp_step) {
-      if (k0 != k_begin || r0 != first_r0) load_round(k0, r0);
+    for (int r0 = SharedK ? warp * round : 0; r0 < kc; r0 += warp_step) {
+      // All loads of the round first: 8 vectors of 16 bytes a lane.
+      uint4 v[8];
+      if constexpr (AlongN) {
+        // Rows k0 + r0 + 8 * quad + q of B, columns large0 + 8 * group .. + 7.
+#pragma unroll
+        for (int q = 0; q < 8; ++q) {
+          const std::int64_t p = k0 + r0 + 8 * quad + q;
+          v[q] = p < k_end ? detail::load_8x16<Vector, true>(b + p * g.ldb, large0 + 8 * group, g.n)
+                           : make_uint4(0, 0, 0, 0);
+        }
+      } else {
+        // Row large0 + 16 t + group (+ 8 for h = 1) of B^T, k k0 + r0 + 32 u + 8 * quad .. + 7.
+#pragma unroll
+        for (int u = 0; u < blocks_per_round; ++u) {
+#pragma unroll
+          for (int t = 0; t < tiles_m; ++t) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const std::int64_t row = large0 + 16 * t + 8 * h + group;
+              v[(u * tiles_m + t) * 2 + h] =
+                  row < g.n ? detail::load_8x16<Vector, true>(b + row * g.ldb, k0 + r0 + 32 * u + 8 * quad, k_end)
+                            : make_uint4(0, 0, 0, 0);
+            }
+          }
+        }
+      }
 #pragma unroll
       for (int u = 0; u < blocks_per_round; ++u) {
         const int kb = r0 + 32 * u;  // this block of 32 within the chunk
