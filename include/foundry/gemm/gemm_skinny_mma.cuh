@@ -49,7 +49,9 @@
 /// would fill less than half the resident slots even split (`skinny_mma_policy::
 /// shares_k`), the 4 warps of a block hold the same tile and take turns at its rounds
 /// (`SharedK`): four times the blocks, each warp a quarter of the rounds, and the partial
-/// sums added through shared memory before the one store.
+/// sums added through shared memory before the one store. Measured (H100, session 14, both
+/// plans in one binary, hot): 2 x 5851 x 224 bf16 20.2 -> 8.9 us (cuBLAS 7.8), 6 x 9503 x 662
+/// 33.7 -> 15.5 (12.1), 3 x 58 x 2835 fp16 28.6 -> 12.6 (7.5), 4 x 4096 x 4096 21.3 -> 17.3.
 ///
 /// Zeros. Rows past m and k past the slice's end are staged as zeros, and the large
 /// operand's loads past n or the slice's end read nothing and give zeros, so an Inf or NaN
