@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 14, call 3, the short form (the device budget left no room for the whole suite,
+# Session 14, call 3 (the device budget left no room for the whole suite,
 # which s1 ran on b5665cb): the GEMM test binaries that reach the skinny rung (test_gemm_skinny,
 # test_gemm_dispatch, test_gemm_tf32) and the four tools on test_gemm_skinny, for the
 # tensor-core kernel's first round issued before the staging and the CUDA-core split along n;
