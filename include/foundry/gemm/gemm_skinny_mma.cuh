@@ -415,21 +415,11 @@ template <class In>
   plan.min_blocks_per_sm = policy::min_blocks_per_sm(plan.block_m);
   detail::finish_skinny_plan(plan, p, g, policy::split_unit_k(along_n), requested, sm_count, policy::min_k_per_split,
                              policy::max_splits, policy::max_rows, true);
-  const std::int64_t blocks = ceil_div<std::int64_t>(std::max<std::int64_t>(g.n, 1), plan.block_n) *
-                              ceil_div<std::int64_t>(std::max<std::int64_t>(g.m, 1), plan.block_m) * plan.split_k;
-  if (!policy::shares_k(plan.block_m, blocks, std::int64_t{sm_count} * plan.min_blocks_per_sm)) return plan;
+  if (!policy::shares_k(plan.block_m, detail::skinny_blocks(plan, g), std::int64_t{sm_count} * plan.min_blocks_per_sm))
+    return plan;
   plan.block_n = policy::block_large(along_n, true);
   detail::finish_skinny_plan(plan, p, g, policy::split_unit_k(along_n), requested, sm_count,
-                             policy::shared_min_k_per_split(along_n), policy::max_splits, policy::max_rows, true);
-  // [small M][along n]
-  static constexpr const char* reasons[2][2] = {
-      {"small N, solved as C^T = B^T A^T: memory-bound, A streamed once along K into mma.sync, the warps sharing K "
-       "(a small product)",
-       "small N, solved as C^T = B^T A^T: memory-bound, A streamed once along M into mma.sync, the warps sharing K "
-       "(a small product)"},
-      {"small M: memory-bound, B streamed once along K into mma.sync, the warps sharing K (a small product)",
-       "small M: memory-bound, B streamed once along N into mma.sync, the warps sharing K (a small product)"}};
-  plan.why = reasons[p.m <= p.n][along_n];
+                             policy::shared_min_k_per_split(along_n), policy::max_splits, policy::max_rows, true, true);
   return plan;
 }
 

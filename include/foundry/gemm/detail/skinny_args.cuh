@@ -74,35 +74,50 @@ __device__ __forceinline__ void store_result(const skinny_args<In>& g, std::int6
   *c = blend(g.alpha, acc, g.beta, c);
 }
 
+/// Blocks of a skinny plan for the oriented problem `g`: `block_n` × `block_m` tiles, times
+/// the plan's slices.
+template <class In>
+[[nodiscard]] std::int64_t skinny_blocks(const gemm_plan& plan, const skinny_args<In>& g) noexcept {
+  return ceil_div<std::int64_t>(std::max<std::int64_t>(g.n, 1), plan.block_n) *
+         ceil_div<std::int64_t>(std::max<std::int64_t>(g.m, 1), plan.block_m) * plan.split_k;
+}
+
 /// Completes a skinny plan whose rung, tile (`block_m` rows of the small side, `block_n` of
 /// the large one) and residency are set: split-K while the blocks cannot fill every resident
 /// slot (not only every SM, as the compute-bound rungs do: memory-bound, each SM must keep its
 /// loads in flight), `slots / tiles` slices at least `min_k_per_split` deep and at most
 /// `max_splits`, the depth a multiple of `unit_k`; `requested` as `split_k_options::split_k`.
 /// Then the reason: the orientation and the direction the large operand is streamed in, or
-/// that the rung was named for more rows than `max_rows`; `mma`: the tensor-core kernel's.
+/// that the rung was named for more rows than `max_rows`; `mma`: the tensor-core kernel's,
+/// `shared_k` (with `mma`) its warps sharing K.
 template <class In>
 void finish_skinny_plan(gemm_plan& plan, const gemm_problem<In, float>& p, const skinny_args<In>& g, int unit_k,
                         int requested, int sm_count, std::int64_t min_k_per_split, std::int64_t max_splits,
-                        std::int64_t max_rows, bool mma) {
-  const std::int64_t tiles = ceil_div<std::int64_t>(std::max<std::int64_t>(g.n, 1), plan.block_n) *
-                             ceil_div<std::int64_t>(std::max<std::int64_t>(g.m, 1), plan.block_m);
+                        std::int64_t max_rows, bool mma, bool shared_k = false) {
+  plan.split_k = 1;
+  const std::int64_t tiles = skinny_blocks(plan, g);
   const int slots = sm_count * plan.min_blocks_per_sm;
   record_split(plan, plan_split_k(tiles, slots, slots, p.k, unit_k, requested, min_k_per_split, max_splits), p);
-  // [mma][small M][along n]
-  static constexpr const char* reasons[2][2][2] = {
+  // [CUDA cores, mma.sync, mma.sync with the warps sharing K][small M][along n]
+  static constexpr const char* reasons[3][2][2] = {
       {{"small N, solved as C^T = B^T A^T: memory-bound, A streamed once along K",
         "small N, solved as C^T = B^T A^T: memory-bound, A streamed once along M"},
        {"small M: memory-bound, B streamed once along K", "small M: memory-bound, B streamed once along N"}},
       {{"small N, solved as C^T = B^T A^T: memory-bound, A streamed once along K into mma.sync",
         "small N, solved as C^T = B^T A^T: memory-bound, A streamed once along M into mma.sync"},
        {"small M: memory-bound, B streamed once along K into mma.sync",
-        "small M: memory-bound, B streamed once along N into mma.sync"}}};
+        "small M: memory-bound, B streamed once along N into mma.sync"}},
+      {{"small N, solved as C^T = B^T A^T: memory-bound, A streamed once along K into mma.sync, the warps sharing K "
+        "(a small product)",
+        "small N, solved as C^T = B^T A^T: memory-bound, A streamed once along M into mma.sync, the warps sharing K "
+        "(a small product)"},
+       {"small M: memory-bound, B streamed once along K into mma.sync, the warps sharing K (a small product)",
+        "small M: memory-bound, B streamed once along N into mma.sync, the warps sharing K (a small product)"}}};
   if (g.m > max_rows) {
     plan.why = mma ? "skinny kernel on mma.sync named for a shape that is not skinny: B read once per block_m rows"
                    : "skinny kernel named for a shape that is not skinny: B read once per block_m rows";
   } else {
-    plan.why = reasons[mma][p.m <= p.n][g.b_n_contiguous];
+    plan.why = reasons[shared_k ? 2 : mma ? 1 : 0][p.m <= p.n][g.b_n_contiguous];
   }
 }
 
