@@ -167,14 +167,15 @@ foundry::gemm_plan check_skinny(const skinny_case& c, cuda::std::span<float> wor
   const auto p = foundry::make_gemm_problem<T, float>(c.alpha, va, c.oa, vb, c.ob, c.beta, vc);
   foundry::gemm_plan plan =
       foundry::make_gemm_plan(p, gemm_rung::skinny, foundry::get_device_properties().sm_count, c.split_k);
-  if (c.own_tiles && gk::skinny_uses_mma(gk::detail::skinny_orient(p)))
-    plan.block_n = gk::skinny_mma_policy::block_large(gk::detail::skinny_orient(p).b_n_contiguous);
+  const auto oriented = gk::detail::skinny_orient(p);
+  if (c.own_tiles && gk::skinny_uses_mma(oriented))
+    plan.block_n = gk::skinny_mma_policy::block_large(oriented.b_n_contiguous);
   INFO(plan.describe());
   REQUIRE(plan.rung == gemm_rung::skinny);
   gk::launch_skinny<T>(plan, p, workspace, s);
   const std::vector<float> got = foundry::test::to_host(d_c, s);
 
-  const bool mma = gk::skinny_uses_mma(gk::detail::skinny_orient(p));
+  const bool mma = gk::skinny_uses_mma(oriented);
   const std::size_t terms = (mma ? 2 : 1) * (static_cast<std::size_t>(c.k) + 4);  // see the file comment
   std::vector<char> in_view(got.size(), 0);
   int bad = 0;
