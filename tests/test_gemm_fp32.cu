@@ -470,6 +470,9 @@ TEST_CASE("split-K reduce sums the slices in order on both paths and writes noth
       {8 * 65535 + 5, 1, 2, 0, 0, 2, 0.5f, 1, "scalar: more rows than the grid, so its y loop steps"},
       {0, 64, 64, 0, 0, 3, 0.5f, 4, "no rows"},
       {5, 0, 4, 0, 0, 3, 0.5f, 4, "no columns"},
+      {13, 29, 31, 0, 0, 37, 0.5f, 1, "slices kernel: 37 slices of a small C, ragged"},
+      {64, 1024, 1024, 0, 0, 16, 0.0f, 4, "slices kernel: 16 slices of 2^16 elements, beta 0 over NaN"},
+      {65, 1024, 1024, 0, 0, 16, 0.5f, 4, "16 slices of C past 2^16 elements: one thread an element"},
   };
   const float alpha = 0.75f;
   constexpr std::size_t guard = 8;  // floats after C's last row, which must keep their bits too
@@ -492,6 +495,8 @@ TEST_CASE("split-K reduce sums the slices in order on both paths and writes noth
     }
     foundry::gemm_kernels::detail::enqueue_split_k_reduce(w_at, t.splits, t.m, t.n, c_at, t.ldc, alpha, t.beta, s);
     const auto c = foundry::test::to_host(dc, s);
+    const bool slices_kernel = t.splits >= foundry::gemm_kernels::detail::split_k_reduce_slices_from &&
+                               t.m * t.n <= foundry::gemm_kernels::detail::split_k_reduce_slices_max_elements;
     std::int64_t wrong = 0, touched = 0;
     for (std::size_t idx = 0; idx < c_size; ++idx) {
       const auto at = static_cast<std::int64_t>(idx - std::min(idx, t.c_offset));
@@ -501,10 +506,18 @@ TEST_CASE("split-K reduce sums the slices in order on both paths and writes noth
         continue;
       }
       float sum = w[t.w_offset + static_cast<std::size_t>(i * t.n + j)];
-      for (int z = 1; z < t.splits; ++z) sum += w[t.w_offset + z * slice + static_cast<std::size_t>(i * t.n + j)];
+      double sum_abs = std::abs(double{sum});
+      for (int z = 1; z < t.splits; ++z) {
+        const float part = w[t.w_offset + z * slice + static_cast<std::size_t>(i * t.n + j)];
+        sum += part;
+        sum_abs += std::abs(double{part});
+      }
       const float old = t.beta == 0.0f ? 0.0f : c0[idx];
       const double expected = double{alpha} * sum + double{t.beta} * old;
-      const double bound = 2.0 * FLT_EPSILON * (std::abs(double{alpha} * sum) + std::abs(double{t.beta} * old));
+      // The slices kernel adds in another (fixed) order: against the in-order float sum, each
+      // of the two sums errs by at most (splits - 1) FLT_EPSILON sum |w| (Higham, 4.2).
+      const double order = slices_kernel ? 2.0 * (t.splits - 1) * FLT_EPSILON * std::abs(double{alpha}) * sum_abs : 0.0;
+      const double bound = 2.0 * FLT_EPSILON * (std::abs(double{alpha} * sum) + std::abs(double{t.beta} * old)) + order;
       wrong += !(std::abs(c[idx] - expected) <= bound);
     }
     CHECK(wrong == 0);

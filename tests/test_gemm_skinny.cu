@@ -588,16 +588,16 @@ TEST_CASE("the skinny plan cuts a long K into slices of a few hundred when the c
   const foundry::gemm_plan ck_mma = foundry::make_gemm_plan(column_b, h200);
   CHECK((ck_mma.block_m == 8 && ck_mma.block_n == 32 && ck_mma.split_k == 9 && ck_mma.k_per_split == 320));
   // 82 x 14 x 11373 fp32, solved as C^T (14 rows of 16). A column-major: along n, one tile,
-  // rounds of 16, slices of two rounds a warp at least (32): the 64 slices of max_splits,
-  // 178 deep rounded to 192: 60. A row-major: along k, three tiles, rounds of 128: 384
-  // deep, 30 slices.
+  // rounds of 16, slices of two rounds a warp at least (32): 355 slices wanted, the 256 of
+  // max_splits, 45 deep rounded to 48: 237. A row-major: along k, three tiles, rounds of 128:
+  // 44 slices wanted, 259 deep rounded to 384: 30.
   const foundry::gemm_plan tall_n = foundry::make_gemm_plan(plan_problem<float>(82, 14, 11373, false, true), h200);
-  CHECK((tall_n.block_m == 16 && tall_n.block_n == 128 && tall_n.split_k == 60 && tall_n.k_per_split == 192));
+  CHECK((tall_n.block_m == 16 && tall_n.block_n == 128 && tall_n.split_k == 237 && tall_n.k_per_split == 48));
   const foundry::gemm_plan tall_k = foundry::make_gemm_plan(plan_problem<float>(82, 14, 11373), h200);
   CHECK((tall_k.block_n == 32 && tall_k.split_k == 30 && tall_k.k_per_split == 384));
-  // At most 64 slices however long K.
+  // At most 256 slices however long K (3907 deep rounded to 3936: 255).
   const foundry::gemm_plan deep = foundry::make_gemm_plan(plan_problem<float>(1, 16, 1000000), h200);
-  CHECK((deep.split_k == 64 && deep.k_per_split == 15648));
+  CHECK((deep.split_k == 255 && deep.k_per_split == 3936));
   // Along n, slices of two rounds a warp at least: 8 rows of fp32 take rounds of 32 (4 warps x
   // 8 rows), so no split below K = 128 (301 x 1 x 87: one row, rounds of 32 too), and 2 x
   // 100 x 511 in 511 / 64 = 7 slices wanted, 73 deep rounded up to 96: 6.

@@ -154,10 +154,9 @@ struct skinny_policy {
                                                                                       int elements) noexcept {
     return along_n ? 2 * split_unit_k(true, rows, elements) : min_k_per_split;
   }
-  /// Most slices of an automatic split: the reduce sums the slices of an element one
-  /// after another in one thread, so this bounds its chain of L2 reads (64: a few
-  /// microseconds). Not yet measured.
-  static constexpr std::int64_t max_splits = 64;
+  /// Most slices of an automatic split: 256. The reduce of a small C adds them 8 warps to an
+  /// element (`split_k_reduce_slices_kernel`), so a thread's chain of L2 reads is 32 long.
+  static constexpr std::int64_t max_splits = 256;
 };
 
 /// The most rows of the small side for which `foundry::gemm` picks the skinny rung:

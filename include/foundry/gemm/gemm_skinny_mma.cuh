@@ -103,7 +103,7 @@ struct skinny_mma_policy {
   /// Shallowest slice of an automatic split: as `skinny_policy::min_k_per_split`.
   static constexpr std::int64_t min_k_per_split = 256;
   /// Most slices of an automatic split: as `skinny_policy::max_splits`.
-  static constexpr std::int64_t max_splits = 64;
+  static constexpr std::int64_t max_splits = 256;
 
   /// Rows a block holds for `m` rows of the small side: 8, 16 or 32 (a row group beyond).
   [[nodiscard]] __host__ __device__ static constexpr int row_bucket(std::int64_t m) noexcept {

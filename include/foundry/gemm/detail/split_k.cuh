@@ -175,6 +175,40 @@ __global__ void split_k_reduce_kernel(const float* __restrict__ w, int splits, s
   }
 }
 
+/// Sums many split-K slices of a small C: 32 adjacent elements of the flattened M × N a
+/// block, its `Groups` warps each adding every `Groups`-th slice (z = warp, warp + Groups,
+/// ...), then warp 0 the warps' sums in warp order (deterministic) and the epilogue. Against
+/// `split_k_reduce_kernel`, whose thread adds all the slices of its element one after
+/// another, each chain of loads is `Groups` times shorter and there are `Groups` times the
+/// threads: what a skinny product of a few thousand elements split 64 ways and more needs.
+template <int Groups>
+__global__ void split_k_reduce_slices_kernel(const float* __restrict__ w, int splits, std::int64_t m, std::int64_t n,
+                                             float* __restrict__ c, std::int64_t ldc, float alpha, float beta) {
+  __shared__ float sums[Groups][32];
+  const int lane = static_cast<int>(threadIdx.x) % 32, group = static_cast<int>(threadIdx.x) / 32;
+  const std::int64_t slice = m * n;
+  const std::int64_t e = std::int64_t{blockIdx.x} * 32 + lane;
+  float sum = 0.0f;
+  if (e < slice) {
+    for (int z = group; z < splits; z += Groups) sum += w[z * slice + e];
+  }
+  sums[group][lane] = sum;
+  __syncthreads();
+  if (group != 0 || e >= slice) return;
+  float total = 0.0f;
+#pragma unroll
+  for (int g = 0; g < Groups; ++g) total += sums[g][lane];
+  float* out = c + (e / n) * ldc + e % n;
+  *out = beta == 0.0f ? alpha * total : alpha * total + beta * *out;  // beta == 0: C not read
+}
+
+/// Slices from which `enqueue_split_k_reduce` adds them with `split_k_reduce_slices_kernel`
+/// when C is small (`split_k_reduce_slices_max_elements`): below, one thread's chain is short.
+inline constexpr int split_k_reduce_slices_from = 16;
+/// Most elements of C for `split_k_reduce_slices_kernel`: 2^16, 2048 blocks of 256 threads;
+/// above, one thread an element (and 4 columns) already fills the device.
+inline constexpr std::int64_t split_k_reduce_slices_max_elements = std::int64_t{1} << 16;
+
 /// Columns a thread of `split_k_reduce_kernel` sums: 4 (one float4 per slice) when n and
 /// ldc are multiples of 4 and `w` and `c` 16-byte aligned, otherwise 1.
 [[nodiscard]] inline int split_k_reduce_width(const float* w, std::int64_t n, const float* c,
@@ -195,6 +229,14 @@ void enqueue_split_k_reduce(const Float* w, int splits, std::int64_t m, std::int
   static_assert(std::is_same_v<Float, float>, "the split-K slices are float");
   FOUNDRY_EXPECTS(splits >= 1, "split-K reduce of " + std::to_string(splits) + " slices: needs at least one");
   if (m == 0 || n == 0) return;
+  if (splits >= split_k_reduce_slices_from && m * n <= split_k_reduce_slices_max_elements) {
+    constexpr int groups = 8;
+    launch_config config;
+    config.block = dim3(32 * groups, 1, 1);
+    config.grid = dim3(static_cast<unsigned>(ceil_div<std::int64_t>(m * n, 32)), 1, 1);
+    launch(s, config, split_k_reduce_slices_kernel<groups>, w, splits, m, n, c, ldc, alpha, beta);
+    return;
+  }
   const int width = split_k_reduce_width(w, n, c, ldc);
   const auto columns = static_cast<std::uint32_t>(std::min<std::int64_t>(ceil_div<std::int64_t>(n, width), 256));
   const std::uint32_t block_x = round_up<std::uint32_t>(columns, 32);
