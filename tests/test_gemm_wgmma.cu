@@ -267,7 +267,8 @@ TEST_CASE("gemm_wgmma splits K only when its block tiles leave SMs idle", "[gemm
   CHECK(splits(4096, 4096, 4096, 0) == 1);
   CHECK(splits(4096, 1024, 8192, 0) == 1);    // 128 tiles: 132 / 128 slots per tile
   CHECK(splits(100, 100, 300, 0) == 1);       // K too short to split
-  CHECK(splits(100, 100, 1 << 20, 0) == 16);  // at most 16
+  CHECK(splits(256, 256, 16384, 0) == 32);    // 2 tiles: K / 512 binds
+  CHECK(splits(100, 100, 1 << 20, 0) == 64);  // at most 64 (the tiled rungs: 16)
   CHECK(splits(100, 100, 100, 5) == 2);       // at most one slice per K step of 64
   CHECK(splits(8192, 8192, 1024, 3) == 3);    // a request is honoured
   CHECK(splits(128, 256, 1000, 15) == 8);     // depth round_up(67, 64) = 128: 8 slices, as the launcher runs
@@ -386,6 +387,41 @@ TEMPLATE_TEST_CASE("gemm_wgmma writes only the m x n window of C", "[gpu][gemm][
     c.c_ld_extra = ld_extra;
     c.c_offset = offset;
     CHECK(require_matches<TestType>(c).path);
+  }
+}
+
+TEST_CASE("the wgmma epilogue stages C through shared memory exactly where its rows are off sectors",
+          "[gemm][wgmma]") {
+  foundry::gemm_problem<__nv_bfloat16, float> p;
+  const auto at = [](std::uintptr_t bytes) { return reinterpret_cast<float*>(std::uintptr_t{1} << 20) + bytes / 4; };
+  p.c = at(0);
+  p.ldc = 4096;
+  CHECK(gkd::c_rows_on_sectors(p));
+  p.ldc = 4851;  // odd: the pairs would go out 4 bytes at a time
+  CHECK_FALSE(gkd::c_rows_on_sectors(p));
+  p.ldc = 11846;  // even, but rows 8 bytes off a sector
+  CHECK_FALSE(gkd::c_rows_on_sectors(p));
+  p.ldc = 4096;
+  p.c = at(16);  // 16-byte aligned is not enough
+  CHECK_FALSE(gkd::c_rows_on_sectors(p));
+  p.c = at(32);
+  CHECK(gkd::c_rows_on_sectors(p));
+}
+
+TEMPLATE_TEST_CASE("gemm_wgmma writes C on and off 32-byte sectors: every ldc pad 0..7, bases 0 to 8 floats off",
+                   "[gpu][gemm][wgmma]", __nv_bfloat16, __half) {
+  // n = 264: the second column tile holds 8 columns, so a staged pass is mostly past N.
+  // Rows start on sectors only for pad 0 with the base 0 or 8 floats off (the direct
+  // epilogue); every other case is staged. beta alternates 0 (C poisoned, never read) and 0.5.
+  SKIP_UNLESS_WGMMA_RUNS();
+  for (std::int64_t ld_extra = 0; ld_extra < 8; ++ld_extra) {
+    for (const std::int64_t offset : {0, 1, 2, 4, 8}) {
+      gemm_case c = make_gemm_case({130, 264, 72}, 1.5f, (ld_extra + offset) % 2 == 0 ? 0.0f : 0.5f);
+      c.c_ld_extra = ld_extra;
+      c.c_offset = offset;
+      c.b_n_contiguous = ld_extra % 2 == 0;
+      CHECK(require_matches<TestType>(c).path);
+    }
   }
 }
 

@@ -144,6 +144,12 @@ struct wgmma_policy {
   static constexpr int consumer_registers = 232;
   /// Blocks resident per SM: one (192 KiB of shared memory), persistent.
   static constexpr int min_blocks_per_sm = 1;
+  /// Most slices of an automatic split: 64, against the tiled rungs' 16, so that a deep
+  /// product of a few tiles still reaches the SMs (256 × 256 × 16384: 2 tiles, 16 slices of
+  /// 1024 left 100 of 132 SMs idle; 32 of 512 now). The workspace stays below the SMs' worth
+  /// of tiles (the split stops at one unit per SM), and the reduce of a small C adds the
+  /// slices 8 warps to an element (`split_k_reduce_slices_kernel`).
+  static constexpr std::int64_t max_splits = 64;
 };
 
 /// Tiling of the wgmma kernel for TF32 inputs: `wgmma_policy` with a stage 32 floats deep
@@ -197,17 +203,22 @@ struct wgmma_shape {
   static constexpr int stage_bytes = a_bytes + b_bytes;
   static constexpr int k_per_wgmma = 32 / element_bytes;         ///< 16 (k16) or 8 (TF32's k8)
   static constexpr int k_steps = Policy::block_k / k_per_wgmma;  ///< wgmma per consumer and stage: 4
-  /// The ring, then the full and empty barriers; plus slack to align the ring to
-  /// 1024 bytes (the 128-byte swizzle repeats every 8 rows of 128 bytes, and TMA
-  /// and wgmma both swizzle by absolute shared address).
+  /// Where the consumer warps' staging tiles for C start (after the ring and the barriers).
+  static constexpr std::size_t staging_offset =
+      std::size_t{Policy::stages} * stage_bytes + 2 * Policy::stages * sizeof(std::uint64_t);
+  /// The ring, then the full and empty barriers, then a staging tile per consumer warp
+  /// (`store_accumulators_staged`: 2.5 KiB each, 20 KiB for 8 warps); plus slack to align
+  /// the ring to 1024 bytes (the 128-byte swizzle repeats every 8 rows of 128 bytes, and
+  /// TMA and wgmma both swizzle by absolute shared address).
   static constexpr std::size_t shared_bytes =
-      std::size_t{Policy::stages} * stage_bytes + 2 * Policy::stages * sizeof(std::uint64_t) + 1024;
+      staging_offset + std::size_t{consumer_warps} * staged_tile_floats * sizeof(float) + 1024;
   static_assert(Policy::block_m % 64 == 0 && consumers >= 1 && consumers <= 2,
                 "block_m: 64 or 128 (one or two consumer warpgroups of 64 rows)");
   static_assert(Policy::block_n == 256, "block_n: 256, the wgmma N this kernel issues");
   static_assert(Policy::block_k == 64 || Policy::block_k == 32,
                 "block_k: one 128-byte swizzled row, 64 16-bit elements or 32 floats");
   static_assert(Policy::stages >= 2, "the ring needs a stage being filled besides the one being read");
+  static_assert(shared_bytes <= 227 * 1024, "a block of Hopper may opt into at most 227 KiB of shared memory");
   static_assert(128 * (Policy::producer_registers + consumers * Policy::consumer_registers) <= 65536,
                 "setmaxnreg: the warpgroups' registers must fit the 64K register file");
 };
@@ -338,10 +349,14 @@ __device__ __forceinline__ void wgmma_produce(const wgmma_schedule<Policy>& sche
 /// A consumer warpgroup's work: for each unit of this block, 64 rows × 256 columns
 /// of its tile (rows 64·consumer ..), `k_steps` wgmma per stage with one group kept in
 /// flight, each stage released once the group that read it has completed, then the
-/// epilogue into C + split·c_slice_stride.
+/// epilogue into C + split·c_slice_stride: straight from the accumulators where C's rows
+/// start on 32-byte sectors, else through the warp's staging tile `c_staging`, so that each
+/// row goes out in 128-byte stores (`store_accumulators_staged`; 10535 × 4849 × 17 with
+/// ldc 4851 spent 364 µs on its 204 MB of C on the H100, cuBLAS 123).
 template <class In, class Policy, class AOperand, class BOperand>
 __device__ __forceinline__ void wgmma_consume(const wgmma_schedule<Policy>& schedule, const wgmma_ring<Policy>& ring,
-                                              gemm_problem<In, float>& p, std::int64_t c_slice_stride, int thread) {
+                                              gemm_problem<In, float>& p, std::int64_t c_slice_stride, int thread,
+                                              float* c_staging) {
   using shape = wgmma_shape<Policy>;
   const int consumer = thread / 128 - 1;
   const int lane = thread % 32;
@@ -391,7 +406,12 @@ __device__ __forceinline__ void wgmma_consume(const wgmma_schedule<Policy>& sche
     if (w.steps > 0 && lane == 0) (void)cuda::ptx::mbarrier_arrive(&ring.empty[previous_stage]);
 
     p.c = c + std::int64_t{w.split} * c_slice_stride;
-    store_accumulators(acc, p, std::int64_t{w.m0} + 64 * consumer + 16 * warp_in_group, std::int64_t{w.n0}, lane);
+    const std::int64_t row0 = std::int64_t{w.m0} + 64 * consumer + 16 * warp_in_group;
+    if (c_rows_on_sectors(p)) {
+      store_accumulators(acc, p, row0, std::int64_t{w.n0}, lane);
+    } else {
+      store_accumulators_staged(acc, p, row0, std::int64_t{w.n0}, lane, c_staging);
+    }
   }
 }
 
@@ -440,7 +460,9 @@ __global__ void __launch_bounds__(wgmma_shape<Policy>::threads, Policy::min_bloc
     if (thread == 0) wgmma_produce<Policy, a_operand, b_operand>(schedule, ring, &map_a, &map_b);
   } else {
     setmaxnreg_increase<Policy::consumer_registers>();
-    wgmma_consume<In, Policy, a_operand, b_operand>(schedule, ring, p, c_slice_stride, thread);
+    float* const c_staging = reinterpret_cast<float*>(s_ring + shape::staging_offset) +
+                             (thread / 32 - 4) * staged_tile_floats;  // consumer warps are warps 4 ..
+    wgmma_consume<In, Policy, a_operand, b_operand>(schedule, ring, p, c_slice_stride, thread, c_staging);
   }
 #else
   // No sm_90a code in this pass: the host never launches this kernel (gemm_wgmma_available).
@@ -484,11 +506,12 @@ CUtensorMap operand_map(const In* data, std::int64_t rows, std::int64_t cols, st
 /// The split-K plan of rung 5 for an m × n × k problem on `sm_count` SMs
 /// (`plan_split_k_for_tiles`; `requested` as `split_k_options::split_k`): one slice
 /// while the block tiles occupy every SM, otherwise enough slices of at least 512 of
-/// K to give every SM a block. At 1024 × 1024 × 8192: 32 tiles, 4 slices of 2048.
+/// K to give every SM a block, at most `Policy::max_splits`. At 1024 × 1024 × 8192: 32
+/// tiles, 4 slices of 2048.
 template <class Policy = wgmma_policy>
 [[nodiscard]] split_k_plan wgmma_split_k(std::int64_t m, std::int64_t n, std::int64_t k, int requested, int sm_count) {
   return plan_split_k_for_tiles(m, n, k, Policy::block_m, Policy::block_n, Policy::block_k, Policy::min_blocks_per_sm,
-                                requested, sm_count);
+                                requested, sm_count, default_min_k_per_split, Policy::max_splits);
 }
 
 /// The plan of rung 5 for `p` (which must pass `gemm_wgmma_tma_path`; `foundry::gemm`

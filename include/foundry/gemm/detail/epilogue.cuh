@@ -102,4 +102,59 @@ __device__ void store_accumulators(const float (&acc)[MFragments][NFragments][4]
   }
 }
 
+/// Floats a row of `store_accumulators_staged`'s staging tile is apart: 32 columns plus 8,
+/// so that a row stays 16-byte aligned and the float2 writes of the mma layout (8 rows by 4
+/// lanes) fall in different banks within each half-warp.
+inline constexpr int staged_row_floats = 40;
+/// Floats of one warp's staging tile: 16 rows of `staged_row_floats`.
+inline constexpr int staged_tile_floats = 16 * staged_row_floats;
+
+/// Whether every row of `p`'s C starts on a 32-byte sector: then `store_accumulators`'
+/// 8-byte pairs fill whole sectors, 8 rows of 32 bytes per warp store. Otherwise each of
+/// those rows straddles two sectors (or, ldc odd, goes out 4 bytes at a time), and the
+/// stores move two to four times the sectors they fill.
+template <class In>
+__host__ __device__ bool c_rows_on_sectors(const gemm_problem<In, float>& p) noexcept {
+  return p.ldc % 8 == 0 && is_aligned(p.c, 32);
+}
+
+/// `store_accumulators` for one 16-row fragment of a warp (the wgmma layout) through
+/// `stage`, the warp's own `staged_tile_floats` of shared memory: 32 columns at a time,
+/// the warp writes its pairs into the tile in the mma layout, then each row's 32 columns
+/// go out as one store of 128 contiguous bytes, whatever C's alignment (4 or 5 sectors
+/// where the pairs would touch 8 or 16). For C whose rows are off sectors
+/// (`c_rows_on_sectors`). Same arithmetic as `store_accumulators`.
+template <int NFragments, class In>
+__device__ void store_accumulators_staged(const float (&acc)[1][NFragments][4], const gemm_problem<In, float>& p,
+                                          std::int64_t row0, std::int64_t col0, int lane, float* stage) {
+  static_assert(NFragments % 4 == 0, "32 columns (4 fragments) a pass");
+  const int g = lane >> 2;
+  const int t = lane & 3;
+  const bool read_c = p.beta != 0.0f;
+#pragma unroll
+  for (int pass = 0; pass < NFragments / 4; ++pass) {
+    const std::int64_t col = col0 + 32 * pass + lane;
+    if (col0 + 32 * pass >= p.n) break;  // the same for the whole warp
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        *reinterpret_cast<float2*>(stage + (8 * half + g) * staged_row_floats + 8 * j + 2 * t) =
+            make_float2(acc[0][4 * pass + j][2 * half], acc[0][4 * pass + j][2 * half + 1]);
+      }
+    }
+    __syncwarp();
+    if (col < p.n) {
+#pragma unroll
+      for (int r = 0; r < 16; ++r) {
+        if (row0 + r >= p.m) break;
+        float* out = p.c + (row0 + r) * p.ldc + col;
+        const float v = p.alpha * stage[r * staged_row_floats + lane];
+        *out = read_c ? fmaf(p.beta, *out, v) : v;
+      }
+    }
+    __syncwarp();  // the tile is read before the next pass overwrites it
+  }
+}
+
 }  // namespace foundry::gemm_kernels::detail

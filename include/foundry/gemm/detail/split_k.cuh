@@ -97,14 +97,16 @@ inline constexpr std::int64_t min_k_per_split_of<Policy, std::void_t<decltype(Po
 
 /// The plan of a rung whose grid has one block per `block_m × block_n` tile of an
 /// m × n C, `min_blocks_per_sm` of them resident per SM, stepping K `block_k` at a time,
-/// no slice shallower than `min_k_per_split` (see `plan_split_k`).
+/// no slice shallower than `min_k_per_split`, at most `max_auto_splits` of them automatically
+/// (see `plan_split_k`).
 [[nodiscard]] inline split_k_plan plan_split_k_for_tiles(std::int64_t m, std::int64_t n, std::int64_t k, int block_m,
                                                          int block_n, int block_k, int min_blocks_per_sm, int requested,
                                                          int sm_count,
-                                                         std::int64_t min_k_per_split = default_min_k_per_split) {
+                                                         std::int64_t min_k_per_split = default_min_k_per_split,
+                                                         std::int64_t max_auto_splits = 16) {
   const std::int64_t tiles = ceil_div<std::int64_t>(m, block_m) * ceil_div<std::int64_t>(n, block_n);
   return plan_split_k(tiles, std::int64_t{sm_count} * min_blocks_per_sm, sm_count, k, block_k, requested,
-                      min_k_per_split);
+                      min_k_per_split, max_auto_splits);
 }
 
 /// Bytes of workspace that `splits` slices of `p` need (0 for one slice): `splits`
@@ -205,9 +207,10 @@ __global__ void split_k_reduce_slices_kernel(const float* __restrict__ w, int sp
 /// Slices from which `enqueue_split_k_reduce` adds them with `split_k_reduce_slices_kernel`
 /// when C is small (`split_k_reduce_slices_max_elements`): below, one thread's chain is short.
 inline constexpr int split_k_reduce_slices_from = 16;
-/// Most elements of C for `split_k_reduce_slices_kernel`: 2^16, 2048 blocks of 256 threads;
-/// above, one thread an element (and 4 columns) already fills the device.
-inline constexpr std::int64_t split_k_reduce_slices_max_elements = std::int64_t{1} << 16;
+/// Most elements of C for `split_k_reduce_slices_kernel`: 2^18, 8192 blocks of 256 threads
+/// (rung 5's deep-K products of 1 to 8 tiles split up to 64 ways: 128 x 1024 x 16384 has
+/// 2^17); above, one thread an element (and 4 columns) already fills the device.
+inline constexpr std::int64_t split_k_reduce_slices_max_elements = std::int64_t{1} << 18;
 
 /// Columns a thread of `split_k_reduce_kernel` sums: 4 (one float4 per slice) when n and
 /// ldc are multiples of 4 and `w` and `c` 16-byte aligned, otherwise 1.
