@@ -374,6 +374,33 @@ TEST_CASE("gemm handles misaligned pointers and odd leading dimensions", "[gpu][
   }
 }
 
+TEST_CASE("register_blocked writes C through its staged epilogue: every pad 0..7, bases 0 to 3 floats off",
+          "[gpu][racecheck_slow]") {
+  // Rows of C off 16-byte boundaries (pad not a multiple of 4, or a base off) take the epilogue
+  // that stages each warp's 16 x 32 pieces in shared memory; the rest the float4 stores. The
+  // default tile and the 32 x 32 one (a small C), across tile and piece edges, K split or not;
+  // beta 0 (C poisoned, never read) and -0.5 alternate.
+  namespace gk = foundry::gemm_kernels;
+  const auto r = GENERATE(values<rung_under_test>(
+      {{"register_blocked", gemm_rung::register_blocked},
+       {"register_blocked 32x32 (small)", std::nullopt,
+        static_cast<direct_launcher>(&gk::gemm_register_blocked<gk::register_blocked_small_policy>)}}));
+  foundry::stream s;
+  for (std::int64_t pad = 0; pad < 8; ++pad) {
+    for (const std::int64_t offset : {0, 1, 2, 3}) {
+      for (const auto& shape : std::vector<std::vector<std::int64_t>>{{145, 161, 9}, {33, 47, 700}}) {
+        gemm_case g{shape[0], shape[1], shape[2]};
+        g.c_layout = pad % 2 == 0 ? matrix_layout::row_major : matrix_layout::col_major;
+        g.alpha = 1.25f;
+        g.beta = (pad + offset) % 2 == 0 ? 0.0f : -0.5f;
+        g.pad = pad;
+        g.offset = offset;
+        check_case(r, g, s);
+      }
+    }
+  }
+}
+
 TEST_CASE("gemm leaves the padding between the rows or columns of C untouched", "[gpu][racecheck_slow]") {
   const auto r = GENERATE(from_range(fp32_rungs()));
   foundry::stream s;

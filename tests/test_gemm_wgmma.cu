@@ -268,7 +268,8 @@ TEST_CASE("gemm_wgmma splits K only when its block tiles leave SMs idle", "[gemm
   CHECK(splits(4096, 1024, 8192, 0) == 1);    // 128 tiles: 132 / 128 slots per tile
   CHECK(splits(100, 100, 300, 0) == 1);       // K too short to split
   CHECK(splits(256, 256, 16384, 0) == 32);    // 2 tiles: K / 512 binds
-  CHECK(splits(100, 100, 1 << 20, 0) == 64);  // at most 64 (the tiled rungs: 16)
+  CHECK(splits(100, 100, 1 << 20, 0) == 64);  // at most 64 for a C of 2^16 elements or fewer
+  CHECK(splits(128, 1024, 16384, 0) == 16);   // 4 tiles, 2^17 elements: at most 16
   CHECK(splits(100, 100, 100, 5) == 2);       // at most one slice per K step of 64
   CHECK(splits(8192, 8192, 1024, 3) == 3);    // a request is honoured
   CHECK(splits(128, 256, 1000, 15) == 8);     // depth round_up(67, 64) = 128: 8 slices, as the launcher runs
@@ -390,8 +391,7 @@ TEMPLATE_TEST_CASE("gemm_wgmma writes only the m x n window of C", "[gpu][gemm][
   }
 }
 
-TEST_CASE("the wgmma epilogue stages C through shared memory exactly where its rows are off sectors",
-          "[gemm][wgmma]") {
+TEST_CASE("the wgmma epilogue stages C through shared memory exactly where its rows are off sectors", "[gemm][wgmma]") {
   foundry::gemm_problem<__nv_bfloat16, float> p;
   const auto at = [](std::uintptr_t bytes) { return reinterpret_cast<float*>(std::uintptr_t{1} << 20) + bytes / 4; };
   p.c = at(0);

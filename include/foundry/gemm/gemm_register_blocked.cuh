@@ -174,6 +174,59 @@ __device__ void fma_fragments(float (&acc)[Policy::thread_m][Policy::thread_n], 
   }
 }
 
+/// Floats of one warp's staging tile in rung 3's staged epilogue: a 16 × 32 piece, no padding
+/// (`staged_index` swizzles it).
+inline constexpr int rung3_staged_floats = 16 * 32;
+
+/// Where row `r`, column `c` of a warp's 16 × 32 staging tile sits: the column XOR the row's
+/// quarter, so that the writes of a warp (4 × 8 threads, each a 4 × 4 block) and the reads
+/// of a row (32 lanes) each meet 32 different banks.
+__device__ __forceinline__ int staged_index(int r, int c) { return r * 32 + (c ^ ((r >> 2) & 3)); }
+
+/// Warp `warp`'s staging tile in the kernel's two operand buffers (`ABuffer` and `BBuffer`
+/// floats, two stages each), free once the K loop is done: the first warps in A's, the rest
+/// in B's.
+template <int ABuffer, int BBuffer>
+__device__ __forceinline__ float* warp_staging(float (&a_smem)[2][ABuffer], float (&b_smem)[2][BBuffer], int warp) {
+  constexpr int in_a = 2 * ABuffer / rung3_staged_floats;
+  return warp < in_a ? &a_smem[0][0] + warp * rung3_staged_floats : &b_smem[0][0] + (warp - in_a) * rung3_staged_floats;
+}
+
+/// The epilogue of rung 3 for C whose rows are off 16-byte boundaries: each of the warp's
+/// (thread_m / 4) × (thread_n / 4) pieces of 16 × 32 (rows `row0` + piece × piece_stride_m,
+/// columns `col0` + piece × piece_stride_n) goes through the warp's `staging` tile, then out
+/// one row of 32 columns (128 contiguous bytes) a store. Same arithmetic as `store_four`'s
+/// scalar path.
+template <class Policy>
+__device__ void store_pieces_staged(const float (&acc)[Policy::thread_m][Policy::thread_n], float* __restrict__ o,
+                                    std::int64_t ldo, std::int64_t row0, std::int64_t col0, std::int64_t m,
+                                    std::int64_t n, float alpha, float beta, int lane, float* staging) {
+  const int ly = lane / 8, lx = lane % 8;
+#pragma unroll
+  for (int pm = 0; pm < Policy::thread_m / 4; ++pm) {
+#pragma unroll
+    for (int pn = 0; pn < Policy::thread_n / 4; ++pn) {
+      const std::int64_t rows = row0 + pm * Policy::piece_stride_m;
+      const std::int64_t col = col0 + pn * Policy::piece_stride_n + lane;
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) staging[staged_index(4 * ly + r, 4 * lx + e)] = acc[4 * pm + r][4 * pn + e];
+      }
+      __syncwarp();
+      if (col < n) {
+#pragma unroll
+        for (int r = 0; r < 16; ++r) {
+          if (rows + r >= m) break;
+          float* const ptr = o + (rows + r) * ldo + col;
+          *ptr = blend(alpha, staging[staged_index(r, lane)], beta, ptr);
+        }
+      }
+      __syncwarp();  // the tile is read before the next piece overwrites it
+    }
+  }
+}
+
 }  // namespace detail
 
 /// Rung 3's kernel. Block z computes the K slice `[z * k_per_split, ...)`; its
@@ -192,6 +245,9 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
   constexpr int a_row = a_loader::row, b_row = b_loader::row;
   __shared__ __align__(16) float a_smem[2][bk * a_row];  // a_smem[buf][k * a_row + i]
   __shared__ __align__(16) float b_smem[2][bk * b_row];  // b_smem[buf][k * b_row + j]
+  static_assert(
+      (2 * bk * a_row) / detail::rung3_staged_floats + (2 * bk * b_row) / detail::rung3_staged_floats >= threads / 32,
+      "the staged epilogue's tiles fit the operand buffers");
 
   // This thread's place: the thread grid is (bm / thread_m) × (bn / thread_n); a warp covers 4 × 8
   // of it. Its rows are q * piece_stride_m + ty*4 + {0..3} for each row piece q; its
@@ -274,6 +330,16 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
 
   // Epilogue: each thread writes thread_m rows × (thread_n / 4) runs of 4 columns.
   float* const o = out + static_cast<std::int64_t>(blockIdx.z) * out_slice_stride;
+  if (!out_vector) {
+    // Rows off 16-byte boundaries: through shared memory, so that each row of a warp's
+    // 16 × 32 piece goes out in one store of 128 contiguous bytes instead of four stores
+    // of every fourth float (5789 × 645 × 1 with ldc 649: 28.0 us on the H100, cuBLAS 9.7).
+    __syncthreads();  // every warp has read its last fragments
+    float* const staging = detail::warp_staging<bk * a_row, bk * b_row>(a_smem, b_smem, warp);
+    detail::store_pieces_staged<Policy>(acc, o, ldo, m0 + (warp / warps_across) * 16, n0 + (warp % warps_across) * 32,
+                                        p.m, p.n, alpha, beta, lane, staging);
+    return;
+  }
 #pragma unroll
   for (int i = 0; i < thread_m; ++i) {
     const std::int64_t row = m0 + (i / 4) * Policy::piece_stride_m + ty * 4 + i % 4;

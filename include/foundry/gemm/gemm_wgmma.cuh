@@ -144,11 +144,13 @@ struct wgmma_policy {
   static constexpr int consumer_registers = 232;
   /// Blocks resident per SM: one (192 KiB of shared memory), persistent.
   static constexpr int min_blocks_per_sm = 1;
-  /// Most slices of an automatic split: 64, against the tiled rungs' 16, so that a deep
-  /// product of a few tiles still reaches the SMs (256 × 256 × 16384: 2 tiles, 16 slices of
-  /// 1024 left 100 of 132 SMs idle; 32 of 512 now). The workspace stays below the SMs' worth
-  /// of tiles (the split stops at one unit per SM), and the reduce of a small C adds the
-  /// slices 8 warps to an element (`split_k_reduce_slices_kernel`).
+  /// Most slices of an automatic split where C has at most
+  /// `split_k_reduce_slices_max_elements` (2^16) elements: 64, against the tiled rungs' 16,
+  /// so that a deep product of a tile or two still reaches the SMs. The reduce of such a C
+  /// adds the slices 8 warps to an element (`split_k_reduce_slices_kernel`). Measured on the
+  /// H100 (session 15, hot): 256 × 256 × 16384, 2 tiles, 16 slices of 1024 21.0 us, 32 of
+  /// 512 17.1 (cuBLAS 10.7); at 128 × 1024 × 16384 (2^17 elements, 4 tiles) 32 slices took
+  /// 31.7 us against 16's 27.8, so a larger C keeps 16.
   static constexpr std::int64_t max_splits = 64;
 };
 
@@ -506,12 +508,14 @@ CUtensorMap operand_map(const In* data, std::int64_t rows, std::int64_t cols, st
 /// The split-K plan of rung 5 for an m × n × k problem on `sm_count` SMs
 /// (`plan_split_k_for_tiles`; `requested` as `split_k_options::split_k`): one slice
 /// while the block tiles occupy every SM, otherwise enough slices of at least 512 of
-/// K to give every SM a block, at most `Policy::max_splits`. At 1024 × 1024 × 8192: 32
+/// K to give every SM a block, at most `Policy::max_splits` where C is small enough for the
+/// slices reduce (`split_k_reduce_slices_max_elements`), else 16. At 1024 × 1024 × 8192: 32
 /// tiles, 4 slices of 2048.
 template <class Policy = wgmma_policy>
 [[nodiscard]] split_k_plan wgmma_split_k(std::int64_t m, std::int64_t n, std::int64_t k, int requested, int sm_count) {
+  const std::int64_t most = m * n <= detail::split_k_reduce_slices_max_elements ? Policy::max_splits : 16;
   return plan_split_k_for_tiles(m, n, k, Policy::block_m, Policy::block_n, Policy::block_k, Policy::min_blocks_per_sm,
-                                requested, sm_count, default_min_k_per_split, Policy::max_splits);
+                                requested, sm_count, default_min_k_per_split, most);
 }
 
 /// The plan of rung 5 for `p` (which must pass `gemm_wgmma_tma_path`; `foundry::gemm`

@@ -207,10 +207,9 @@ __global__ void split_k_reduce_slices_kernel(const float* __restrict__ w, int sp
 /// Slices from which `enqueue_split_k_reduce` adds them with `split_k_reduce_slices_kernel`
 /// when C is small (`split_k_reduce_slices_max_elements`): below, one thread's chain is short.
 inline constexpr int split_k_reduce_slices_from = 16;
-/// Most elements of C for `split_k_reduce_slices_kernel`: 2^18, 8192 blocks of 256 threads
-/// (rung 5's deep-K products of 1 to 8 tiles split up to 64 ways: 128 x 1024 x 16384 has
-/// 2^17); above, one thread an element (and 4 columns) already fills the device.
-inline constexpr std::int64_t split_k_reduce_slices_max_elements = std::int64_t{1} << 18;
+/// Most elements of C for `split_k_reduce_slices_kernel`: 2^16, 2048 blocks of 256 threads;
+/// above, one thread an element (and 4 columns) already fills the device.
+inline constexpr std::int64_t split_k_reduce_slices_max_elements = std::int64_t{1} << 16;
 
 /// Columns a thread of `split_k_reduce_kernel` sums: 4 (one float4 per slice) when n and
 /// ldc are multiples of 4 and `w` and `c` 16-byte aligned, otherwise 1.
