@@ -4,10 +4,13 @@
 # flight, where B is read one element at a time). probe15 built from main (/tmp/m) and from the
 # patch, both run on the one-row rows it aims at and on misaligned large ones (B's ld off by 3:
 # the scalar path's bandwidth); the patched test_gemm_skinny, the four tools on it, the three
-# sweeps. Run from the snapshot of main in /tmp/t (f1.sh's tree and build).
+# sweeps. On f1's machine, from the repository root (carry .device-deps and .snap):
+#   rm -rf /tmp/m && mkdir -p /tmp/m && tar xzf .snap/tree.tgz -C /tmp/m && cp -r .device-deps /tmp/m/ &&
+#     bash /tmp/t/bench/results/h200/runs/session15/p1.sh $OUT
+# /tmp/t is f1's tree and build (patched here); /tmp/m an unpatched copy for main's probe.
 O=$1; cd /tmp/t || exit 1
 P=bench/results/h200/runs/session15
-rm -rf /tmp/m && mkdir -p /tmp/m && tar xzf .snap/tree.tgz -C /tmp/m 2>/dev/null || cp -r /tmp/t/. /tmp/m/
+[ -d /tmp/m/include ] || { echo "p1: /tmp/m (an unpatched snapshot of main) is missing"; exit 1; }
 probe() { (cd $2 && nvcc -O3 -std=c++17 -DFOUNDRY_HAS_SM90A=1 -gencode arch=compute_90a,code=sm_90a -I include -I bench \
   -I .device-deps/include $P/probe15.cu -o $1 -L.device-deps/lib/x86_64-linux-gnu -lbenchmark -lcublas); }
 probe /tmp/probe_main /tmp/m > $O/p1-probe-build-main.txt 2>&1 &
