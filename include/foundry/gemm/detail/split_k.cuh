@@ -57,17 +57,23 @@ struct split_k_plan {
   std::int64_t depth = 0;
 };
 
+/// Most slices of an automatic split of the tiled rungs (`plan_split_k`): 16, which bounds
+/// the workspace at 16 copies of C and the reduce's chain of loads; rung 5 raises it for a
+/// small C (`wgmma_policy::max_splits`), the skinny kernels pass their own.
+inline constexpr std::int64_t default_max_auto_splits = 16;
+
 /// The plan for K = `k`, stepped `block_k` at a time by a grid of `tiles` blocks
 /// of which `slots` can be resident at once on `sm_count` SMs. `requested` > 0
 /// is honoured as far as the K steps and the grid's y/z limit allow. Auto (0):
 /// one slice while the tiles occupy every SM at least once; otherwise enough
 /// slices to fill the slots, each at least `min_k_per_split` deep, at most
-/// `max_auto_splits` (16 for the tiled rungs; the skinny rung passes its own).
+/// `max_auto_splits` (`default_max_auto_splits` for the tiled rungs; the skinny rung
+/// passes its own).
 /// The count is final: slices that rounding the depth up would leave empty are
 /// already dropped, so it sizes the workspace exactly.
 [[nodiscard]] inline split_k_plan plan_split_k(std::int64_t tiles, std::int64_t slots, int sm_count, std::int64_t k,
                                                std::int64_t block_k, int requested, std::int64_t min_k_per_split,
-                                               std::int64_t max_auto_splits = 16) {
+                                               std::int64_t max_auto_splits = default_max_auto_splits) {
   std::int64_t want = 1;
   if (requested > 0) {
     want = requested;
@@ -103,7 +109,7 @@ inline constexpr std::int64_t min_k_per_split_of<Policy, std::void_t<decltype(Po
                                                          int block_n, int block_k, int min_blocks_per_sm, int requested,
                                                          int sm_count,
                                                          std::int64_t min_k_per_split = default_min_k_per_split,
-                                                         std::int64_t max_auto_splits = 16) {
+                                                         std::int64_t max_auto_splits = default_max_auto_splits) {
   const std::int64_t tiles = ceil_div<std::int64_t>(m, block_m) * ceil_div<std::int64_t>(n, block_n);
   return plan_split_k(tiles, std::int64_t{sm_count} * min_blocks_per_sm, sm_count, k, block_k, requested,
                       min_k_per_split, max_auto_splits);
