@@ -367,7 +367,8 @@ TEMPLATE_TEST_CASE("skinny rung's tensor-core kernel matches the reference at ev
 
 TEST_CASE("skinny rung with explicit split-K counts and a caller workspace matches the reference", "[gpu]") {
   foundry::stream s;
-  // 7 and 12: slices of 224 and 128 along n, 256 along k, shorter than a chunk of 512.
+  // 7 and 12: slices shorter than a chunk of 512 (along n in whole rounds of 32, or of 64
+  // where B is read one element at a time; 256 along k).
   for (const int splits : {1, 2, 3, 7, 12}) {
     for (const int combo : {0, 4, 16, 21}) {
       // pad_b 0 or 2: B's leading dimension 70 or 72 (row-major B: scalar, then vector along
@@ -406,12 +407,38 @@ TEST_CASE("skinny rung with deep automatic splits (few column tiles, long K) mat
     CHECK(check_skinny<__nv_bfloat16>(d).split_k > 1);
     CHECK(check_skinny<float>(d).split_k > 1);
   }
-  // Small N, solved as C^T: 14 rows of 16 (the 16-row kernels, rounds of 16 and 128 k).
+  // Small N, solved as C^T: 14 rows of 16 (the 16-row kernels; along n with lda 82, B is
+  // read one element at a time in the wide layout: rounds of 16 k; along k rounds of 128).
   c.m = 82, c.n = 14, c.k = 11373;
   for (const int combo : {0, 1}) {  // A row-major (along k), column-major (along n)
     skinny_case d = with_layouts(c, combo);
     d.alpha = -0.75f, d.beta = combo == 0 ? 0.0f : 0.25f;
     CHECK(check_skinny<float>(d).split_k > 1);
+  }
+}
+
+TEMPLATE_TEST_CASE("skinny rung reads B one element at a time in either along-n layout", "[gpu]", float, __half,
+                   __nv_bfloat16) {
+  // ldb off the vectors (pad 1, and the base off by one): a grid of many column tiles keeps
+  // the wide layout (n = 20000: 79 to 157 tiles, split to fill the slots), a small one takes
+  // the narrow layout (n = 301, K = 31: 5 tiles of 64 against 2 or 3 too shallow to split).
+  // NaN in the pads catches a read past
+  // a row. 16-bit types stay on the CUDA cores with one row only.
+  const std::vector<std::int64_t> rows =
+      std::is_same_v<TestType, float> ? std::vector<std::int64_t>{1, 16} : std::vector<std::int64_t>{1};
+  for (const std::int64_t m : rows) {
+    for (const std::int64_t n : {20000, 301}) {
+      skinny_case c;
+      c.m = m, c.n = n, c.k = n == 301 ? 31 : 300;
+      c.pad_b = 1, c.offset = m == 1 ? 0 : 1, c.pad_c = 3;
+      c.poison_pads = true;
+      c.beta = m == 1 ? 0.0f : 0.5f;
+      const foundry::gemm_plan plan = check_skinny<TestType>(c);
+      const bool narrow =
+          plan.block_n == gk::skinny_policy::along_n_columns(static_cast<int>(plan.block_m),
+                                                             gk::skinny_elements_per_load<TestType>, true);
+      CHECK(narrow == (n == 301));
+    }
   }
 }
 
@@ -589,10 +616,17 @@ TEST_CASE("the skinny plan cuts a long K into slices of a few hundred when the c
   CHECK((ck_mma.block_m == 8 && ck_mma.block_n == 32 && ck_mma.split_k == 9 && ck_mma.k_per_split == 320));
   // 82 x 14 x 11373 fp32, solved as C^T (14 rows of 16). A column-major: along n, one tile,
   // rounds of 16, slices of two rounds a warp at least (32): 355 slices wanted, the 256 of
-  // max_splits, 45 deep rounded to 48: 237. A row-major: along k, three tiles, rounds of 128:
-  // 44 slices wanted, 259 deep rounded to 384: 30.
-  const foundry::gemm_plan tall_n = foundry::make_gemm_plan(plan_problem<float>(82, 14, 11373, false, true), h200);
+  // max_splits, 45 deep rounded to 48: 237. With ld 82 (off the float4 alignment) B is read
+  // one element at a time, still in the wide layout: the narrow one's two tiles of 64, in
+  // rounds of 64 and slices of 128 at least (60 x 192), would make 120 blocks, not 237. A
+  // row-major: along k, three tiles, rounds of 128: 44 slices wanted, 259 deep rounded to
+  // 384: 30.
+  auto column_a = plan_problem<float>(82, 14, 11373, false, true);
+  const foundry::gemm_plan tall_n = foundry::make_gemm_plan(column_a, h200);
   CHECK((tall_n.block_m == 16 && tall_n.block_n == 128 && tall_n.split_k == 237 && tall_n.k_per_split == 48));
+  column_a.lda = 84;
+  const foundry::gemm_plan tall_n_vector = foundry::make_gemm_plan(column_a, h200);
+  CHECK((tall_n_vector.block_n == 128 && tall_n_vector.split_k == 237 && tall_n_vector.k_per_split == 48));
   const foundry::gemm_plan tall_k = foundry::make_gemm_plan(plan_problem<float>(82, 14, 11373), h200);
   CHECK((tall_k.block_n == 32 && tall_k.split_k == 30 && tall_k.k_per_split == 384));
   // At most 256 slices however long K (3907 deep rounded to 3936: 255).
@@ -633,6 +667,50 @@ TEST_CASE("the skinny plan keeps the split of large skinny shapes", "[gemm][plan
   CHECK(foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(16384, 1, 16384), h200).split_k == 1);  // 512 tiles
 }
 
+TEMPLATE_TEST_CASE(
+    "the CUDA-core along-n kernel holds 2 columns a lane where B's rows are off its vectors and the "
+    "grid is small",
+    "[gemm][plan]", float, __nv_bfloat16) {
+  // As 301x1x87_rt_ct_p2_5_3 of the sweep, which is solved as C^T (B is A as stored, 87 x 301
+  // with ld 303): here the 1 x 301 product with that B directly.
+  const foundry::device_properties h200 = hopper();
+  constexpr int elements = gk::skinny_elements_per_load<TestType>;
+  auto p = plan_problem<TestType>(1, 301, 87);
+  p.ldb = 303;
+  const foundry::gemm_plan scalar = foundry::make_gemm_plan(p, h200);
+  INFO(scalar.describe());
+  CHECK((scalar.rung == gemm_rung::skinny && scalar.block_m == 1 && scalar.block_n == 64 && scalar.split_k == 1));
+  CHECK(gk::skinny_policy::split_unit_k(true, 1, elements, true) == 64);  // 4 warps x 16 rows in flight
+  p.ldb = 304;                                                            // a multiple of 8: vectors
+  const foundry::gemm_plan vector = foundry::make_gemm_plan(p, h200);
+  CHECK(vector.block_n == 32 * elements);
+  p.b = p.b + 1;  // the base off the vector's alignment: scalars again
+  CHECK(foundry::make_gemm_plan(p, h200).block_n == 64);
+  // A large grid keeps the wide layout, whose warps hold twice the bytes in flight: 1 x 16384
+  // x 16384 with ldb off by 3 as 64 (bf16) or 128 (fp32) tiles split 8 or 4 (512 blocks); the
+  // narrow layout would make as many.
+  auto large = plan_problem<TestType>(1, 16384, 16384);
+  large.ldb = 16387;
+  const foundry::gemm_plan wide = foundry::make_gemm_plan(large, h200);
+  INFO(wide.describe());
+  CHECK((wide.block_n == 32 * elements && wide.split_k == elements));
+  CHECK(gk::skinny_policy::prefers_narrow(5, 6, 528));
+  CHECK_FALSE(gk::skinny_policy::prefers_narrow(264, 528, 528));  // half the slots: wide
+  CHECK_FALSE(gk::skinny_policy::prefers_narrow(100, 100, 528));  // no more blocks: wide
+  if constexpr (std::is_same_v<TestType, float>) {
+    // 16 rows: three wide tiles of 128; K = 31 cannot split (slices of 32 at least), so the
+    // narrow layout's 5 tiles win; K = 87 splits the wide tiles in 2 slices of 48 (6 blocks),
+    // more than the narrow layout's 5, so they stay.
+    auto rows16 = plan_problem<float>(16, 301, 31);
+    rows16.ldb = 302;
+    CHECK(foundry::make_gemm_plan(rows16, h200).block_n == 64);
+    rows16.k = 87;
+    const foundry::gemm_plan split = foundry::make_gemm_plan(rows16, h200);
+    INFO(split.describe());
+    CHECK((split.block_n == 128 && split.split_k == 2 && split.k_per_split == 48));
+  }
+}
+
 TEMPLATE_TEST_CASE("every skinny split is whole rounds of loads, fills at most the slots, and covers K exactly",
                    "[gemm][plan]", float, __nv_bfloat16) {
   const foundry::device_properties h200 = hopper();
@@ -645,10 +723,13 @@ TEMPLATE_TEST_CASE("every skinny split is whole rounds of loads, fills at most t
           INFO(m << "x" << n << "x" << k << " " << plan.describe());
           if (plan.split_k == 1) continue;
           const auto g = gk::detail::skinny_orient(p);
+          const bool narrow = g.b_n_contiguous && !gk::skinny_uses_mma(g) &&
+                              plan.block_n == gk::skinny_policy::along_n_columns(
+                                                  plan.block_m, gk::skinny_elements_per_load<TestType>, true);
           const int unit = gk::skinny_uses_mma(g)
                                ? gk::skinny_mma_policy::split_unit_k(g.b_n_contiguous)
                                : gk::skinny_policy::split_unit_k(g.b_n_contiguous, plan.block_m,
-                                                                 gk::skinny_elements_per_load<TestType>);
+                                                                 gk::skinny_elements_per_load<TestType>, narrow);
           const std::int64_t tiles =
               (g.n + plan.block_n - 1) / plan.block_n * ((g.m + plan.block_m - 1) / plan.block_m);
           const bool shared_k =
@@ -658,7 +739,7 @@ TEMPLATE_TEST_CASE("every skinny split is whole rounds of loads, fills at most t
                                      : gk::skinny_uses_mma(g) ? gk::skinny_mma_policy::min_k_per_split
                                                               : gk::skinny_policy::min_k_per_split_for(
                                                                     g.b_n_contiguous, plan.block_m,
-                                                                    gk::skinny_elements_per_load<TestType>)));
+                                                                    gk::skinny_elements_per_load<TestType>, narrow)));
           CHECK((plan.split_k - 1) * plan.k_per_split < k);
           CHECK(plan.split_k * plan.k_per_split >= k);
           CHECK(plan.split_k <= gk::skinny_policy::max_splits);

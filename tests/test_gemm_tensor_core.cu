@@ -562,6 +562,26 @@ TEMPLATE_TEST_CASE("gemm_tensor_core writes only the m x n window of C", "[gpu][
   }
 }
 
+TEMPLATE_TEST_CASE("gemm_tensor_core's fallback writes C on and off 32-byte sectors: every ldc pad 0..7, bases off",
+                   "[gpu][gemm][tensor_core]", __nv_bfloat16, __half) {
+  // Rows on sectors (n a multiple of 8, pad 0, the base 0 or 8 floats off) take the direct
+  // stores; every other case the swizzled staging in the operand tiles. Ragged in M and N; K
+  // split or not (33 x 70 x 1500: 2 slices whose workspace rows, 70 floats, are off sectors,
+  // staged too); beta 0 (C poisoned, never read) and 0.5 alternating.
+  for (std::int64_t ld_extra = 0; ld_extra < 8; ++ld_extra) {
+    for (const std::int64_t offset : {0, 1, 2, 8}) {
+      for (const auto& sh : {shape{70, 136, 40}, shape{33, 70, 1500}}) {
+        gemm_case c = make_gemm_case(sh, 1.5f, (ld_extra + offset) % 2 == 0 ? 0.0f : 0.5f);
+        c.c_ld_extra = ld_extra;
+        c.c_offset = offset;
+        c.operand_offset = 1;  // the fallback
+        c.b_n_contiguous = ld_extra % 2 == 0;
+        CHECK_FALSE(require_matches<TestType>(c).path);
+      }
+    }
+  }
+}
+
 TEMPLATE_TEST_CASE("gemm_tensor_core with split-K matches the reference in every layout and workspace",
                    "[gpu][gemm][tensor_core]", __nv_bfloat16, __half) {
   foundry::test::check_split_k_cases(require_matches_split<TestType>);

@@ -90,13 +90,34 @@ struct skinny_policy {
   /// while that keeps at most 32 accumulators, else 4. So fp32 always 4 (16 bytes), 16-bit
   /// 8 (16 bytes) for 1 and 4 rows, and 4 (8 bytes) for 8 rows: 8 × 8 accumulators and the
   /// 8 converted values of B spilled 16-28 bytes at 128 registers with any rows in flight.
-  [[nodiscard]] __host__ __device__ static constexpr int along_n_lane_columns(int rows, int elements) noexcept {
-    return rows * elements <= 32 ? elements : 4;
+  /// In the `narrow` layout (B read one element at a time, few blocks), `narrow_lane_columns`.
+  [[nodiscard]] __host__ __device__ static constexpr int along_n_lane_columns(int rows, int elements,
+                                                                              bool narrow = false) noexcept {
+    return narrow ? narrow_lane_columns : rows * elements <= 32 ? elements : 4;
   }
+  /// Columns a lane of the along-n kernel holds in the narrow layout: 2. Where B is read one
+  /// element at a time, each column costs a lane a load, a conversion and Rows FMAs a row, so
+  /// a small product's few blocks were bound by their warps' instruction streams (301 x 1 x
+  /// 87 bf16 with 8: 2 blocks, ~3,400 instructions a warp at 9 cycles each, 13.0 us against
+  /// cuBLAS's 3.7 on the H100; with 2: 5 blocks, 10.5 us; 1 x 247 x 37 9.6 -> 6.6). It holds
+  /// half the bytes in flight a warp, so it is taken only where it adds blocks to a grid
+  /// that fills less than half the slots (`prefers_narrow`).
+  static constexpr int narrow_lane_columns = 2;
   /// Columns of C per along-n block: 32 lanes × `along_n_lane_columns` (128, or 256 for
-  /// 16-bit with up to 4 rows).
-  [[nodiscard]] __host__ __device__ static constexpr int along_n_columns(int rows, int elements) noexcept {
-    return 32 * along_n_lane_columns(rows, elements);
+  /// 16-bit with up to 4 rows; 64 in the narrow layout).
+  [[nodiscard]] __host__ __device__ static constexpr int along_n_columns(int rows, int elements,
+                                                                         bool narrow = false) noexcept {
+    return 32 * along_n_lane_columns(rows, elements, narrow);
+  }
+  /// Whether a plan of B read one element at a time takes the narrow layout: where the wide
+  /// one's grid (`wide_blocks`, split included) fills less than half of `slots` and the
+  /// narrow one's is larger. At the same 512 blocks, the wide layout's 4 KiB in flight a
+  /// warp ran 1 x 16384 x 16384 bf16 (ldb off by 3) in 386 us, the narrow one's 2 KiB in 967
+  /// (H100, session 16).
+  [[nodiscard]] __host__ __device__ static constexpr bool prefers_narrow(std::int64_t wide_blocks,
+                                                                         std::int64_t narrow_blocks,
+                                                                         std::int64_t slots) noexcept {
+    return 2 * wide_blocks < slots && narrow_blocks > wide_blocks;
   }
   /// Along-n blocks resident per SM, as built.
   static constexpr int along_n_min_blocks_per_sm = 4;
@@ -109,9 +130,10 @@ struct skinny_policy {
 
   /// Rows of B a lane of the along-n kernel loads before it uses them (its loads in
   /// flight: one vector a row), within 128 registers: 8, or 4 with 64 accumulators (16
-  /// fp32 rows × 4 columns).
-  [[nodiscard]] __host__ __device__ static constexpr int along_n_rows_in_flight(int rows, int elements) noexcept {
-    return rows * along_n_lane_columns(rows, elements) >= 64 ? 4 : 8;
+  /// fp32 rows × 4 columns); 16 in the narrow layout (2 columns a lane: 32 loads in flight).
+  [[nodiscard]] __host__ __device__ static constexpr int along_n_rows_in_flight(int rows, int elements,
+                                                                                bool narrow = false) noexcept {
+    return narrow ? 16 : rows * along_n_lane_columns(rows, elements) >= 64 ? 4 : 8;
   }
   /// Steps of 32 lanes × `elements` k (128 fp32, 256 16-bit: 16 bytes a lane and column) a
   /// warp of the along-k kernel loads before it uses them, within 128 registers: 2, or 1
@@ -120,13 +142,15 @@ struct skinny_policy {
     return rows * elements >= 64 ? 1 : 2;
   }
   /// The unit of a split's depth: the K that one block covers in one round of its loads
-  /// in flight (along n: 4 warps × 8 or 4 rows = 32 or 16; along k: 256 or 128 fp32, 512
-  /// or 256 16-bit). A slice that ends inside a round waits out the round's latency
+  /// in flight (along n: 4 warps × 8 or 4 rows = 32 or 16, 4 × 16 = 64 in the narrow
+  /// layout; along k: 256 or 128 fp32, 512 or 256 16-bit). A slice that ends inside a round
+  /// waits out the round's latency
   /// anyway, so the depth is rounded up to whole rounds; every unit is a multiple of 8, so
   /// a slice starts where a vector load along k stays aligned. The kernels take any slice
   /// end, inside a chunk.
-  [[nodiscard]] __host__ __device__ static constexpr int split_unit_k(bool along_n, int rows, int elements) noexcept {
-    return along_n ? along_n_threads / 32 * along_n_rows_in_flight(rows, elements)
+  [[nodiscard]] __host__ __device__ static constexpr int split_unit_k(bool along_n, int rows, int elements,
+                                                                      bool narrow = false) noexcept {
+    return along_n ? along_n_threads / 32 * along_n_rows_in_flight(rows, elements, narrow)
                    : 32 * elements * along_k_steps_in_flight(rows, elements);
   }
 
@@ -144,15 +168,17 @@ struct skinny_policy {
   /// rounds.
   static constexpr std::int64_t min_k_per_split = 256;
   /// Shallowest K slice of an automatic split: along n, two rounds of every warp (32 or 64
-  /// k); along k, `min_k_per_split`. Along n a warp walks its quarter of the slice a round
+  /// k, 128 in the narrow layout); along k, `min_k_per_split`. Along n a warp walks its
+  /// quarter of the slice a round
   /// of 4 or 8 rows at a time, one latency each: 256 was 8 to 16 rounds, which kept small
   /// products with few column tiles (29 x 13 x 2378 fp32: 9 slices, 17 rounds a warp)
   /// latency-bound while the reduce's second pass costs about one. Measured against 256
   /// (H100, session 14, hot): 29 x 13 x 2378 fp32 29.6 -> 16.7 us, 3 x 58 x 2835 24.0 ->
   /// 14.6, 2 x 100 x 511 32.3 -> 14.2, 82 x 14 x 11373 36.5 -> 31.0 (there max_splits binds).
   [[nodiscard]] __host__ __device__ static constexpr std::int64_t min_k_per_split_for(bool along_n, int rows,
-                                                                                      int elements) noexcept {
-    return along_n ? 2 * split_unit_k(true, rows, elements) : min_k_per_split;
+                                                                                      int elements,
+                                                                                      bool narrow = false) noexcept {
+    return along_n ? 2 * split_unit_k(true, rows, elements, narrow) : min_k_per_split;
   }
   /// Most slices of an automatic split: 256. The reduce of a small C adds them 8 warps to an
   /// element (`split_k_reduce_slices_kernel`), so a thread's chain of L2 reads is 32 long.
@@ -188,9 +214,20 @@ template <class In>
 /// How the kernels read elements of In: as raw bits (float, or the 16 bits of a half or
 /// bfloat16), converted to float after the load; `vec` is the W adjacent elements of one
 /// vector load: 16 bytes (W = `skinny_elements_per_load<In>`), or 8 for the 16-bit types
-/// where the along-n kernel keeps 4 columns a lane (`skinny_policy::along_n_lane_columns`).
+/// where the along-n kernel keeps 4 columns a lane (`skinny_policy::along_n_lane_columns`);
+/// W = 2 (8 bytes of fp32, 4 of 16-bit) packs the scalar path's two columns a lane.
 template <class In, int W = skinny_elements_per_load<In>>
 struct skinny_element;
+
+template <>
+struct skinny_element<float, 2> {
+  using raw = float;
+  using vec = float2;
+  static constexpr int width = 2;
+  __device__ static float value(raw x) { return x; }
+  __device__ static vec pack(const raw (&r)[width]) { return make_float2(r[0], r[1]); }
+  __device__ static void unpack(const vec& v, float (&out)[width]) { out[0] = v.x, out[1] = v.y; }
+};
 
 template <>
 struct skinny_element<float, 4> {
@@ -226,12 +263,13 @@ struct skinny_bits16<__half> {
   }
 };
 
-/// The 16-bit types' vectors: W = 8 (16 bytes, 4 words) or 4 (8 bytes, 2 words).
+/// The 16-bit types' vectors: W = 8 (16 bytes, 4 words), 4 (8 bytes, 2 words) or 2 (one word,
+/// the scalar path's pair of columns).
 template <class In, int W>
 struct skinny_element_16bit {
-  static_assert(W == 4 || W == 8, "8 or 16 bytes");
+  static_assert(W == 2 || W == 4 || W == 8, "4, 8 or 16 bytes");
   using raw = unsigned short;
-  using vec = std::conditional_t<W == 8, uint4, uint2>;
+  using vec = std::conditional_t<W == 8, uint4, std::conditional_t<W == 4, uint2, unsigned>>;
   static constexpr int width = W;
   __device__ static float value(raw x) { return skinny_bits16<In>::value(x); }
   __device__ static vec pack(const raw (&r)[W]) {
@@ -240,8 +278,10 @@ struct skinny_element_16bit {
     for (int w = 0; w < W / 2; ++w) words[w] = r[2 * w] | (static_cast<unsigned>(r[2 * w + 1]) << 16);
     if constexpr (W == 8) {
       return make_uint4(words[0], words[1], words[2], words[3]);
-    } else {
+    } else if constexpr (W == 4) {
       return make_uint2(words[0], words[1]);
+    } else {
+      return words[0];
     }
   }
   __device__ static void unpack(const vec& v, float (&out)[W]) {
@@ -249,9 +289,11 @@ struct skinny_element_16bit {
       const unsigned words[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
       for (int w = 0; w < 4; ++w) skinny_bits16<In>::unpack_word(words[w], out[2 * w], out[2 * w + 1]);
-    } else {
+    } else if constexpr (W == 4) {
       skinny_bits16<In>::unpack_word(v.x, out[0], out[1]);
       skinny_bits16<In>::unpack_word(v.y, out[2], out[3]);
+    } else {
+      skinny_bits16<In>::unpack_word(v, out[0], out[1]);
     }
   }
 };
@@ -342,33 +384,30 @@ __host__ __device__ constexpr void warp_k_share(int kc, int warp, int& begin, in
   end = begin + share < kc ? begin + share : kc;
 }
 
-/// The along-n kernel's epilogue: the warps' partial sums of C(row0 + i, col0 + lane's
-/// columns), added in warp order (deterministic) by warp 0 through `smem` (A's chunk
-/// until now), then stored.
+/// The along-n kernel's epilogue: every warp writes its partial sums of C(row0 + i, col0 +
+/// its lanes' columns) to `smem` (A's chunk until now, `Warps` × Rows × columns floats); then
+/// the block adds them in warp order (deterministic), each thread its share of the tile,
+/// consecutive threads consecutive columns, and stores them. Warp 0 alone used to add and
+/// store all Rows × W of its lanes' elements, a chain of 64 for 16 fp32 rows that kept small
+/// products latency-bound (9 x 570 x 26 fp32: 2,700-4,800 instructions a warp).
 template <int Rows, int W, bool Vector, int Warps, class In>
 __device__ void sum_warps_and_store(const skinny_args<In>& g, const float (&acc)[Rows][W], float* smem, int warp,
                                     int lane, std::int64_t row0, std::int64_t col0) {
-  constexpr int columns = 32 * W;
+  constexpr int columns = 32 * W, threads = 32 * Warps;
   __syncthreads();  // A's last chunk is read by every warp before the space is reused
-  if (warp > 0) {
 #pragma unroll
-    for (int i = 0; i < Rows; ++i) {
+  for (int i = 0; i < Rows; ++i) {
 #pragma unroll
-      for (int v = 0; v < W; ++v)
-        smem[((warp - 1) * Rows + i) * columns + lane_element<Vector, W>(lane, v)] = acc[i][v];
-    }
+    for (int v = 0; v < W; ++v) smem[(warp * Rows + i) * columns + lane_element<Vector, W>(lane, v)] = acc[i][v];
   }
   __syncthreads();
-  if (warp == 0) {
+#pragma unroll 4
+  for (int e = static_cast<int>(threadIdx.x); e < Rows * columns; e += threads) {
+    const int i = e / columns, c = e % columns;
+    float sum = smem[i * columns + c];
 #pragma unroll
-    for (int i = 0; i < Rows; ++i) {
-#pragma unroll
-      for (int v = 0; v < W; ++v) {
-        float sum = acc[i][v];
-        for (int w = 0; w < Warps - 1; ++w) sum += smem[(w * Rows + i) * columns + lane_element<Vector, W>(lane, v)];
-        store_result(g, row0 + i, col0 + lane_element<Vector, W>(lane, v), sum);
-      }
-    }
+    for (int w = 1; w < Warps; ++w) sum += smem[(w * Rows + i) * columns + c];
+    store_result(g, row0 + i, col0 + c, sum);
   }
 }
 
@@ -391,19 +430,22 @@ __device__ void sum_lanes_and_store(const skinny_args<In>& g, const float (&acc)
 }  // namespace detail
 
 /// The skinny kernel for a B contiguous along n (B(p, j) = b[p * ldb + j]). Block (x, y, z):
-/// columns [x * C, +C) (C = `along_n_columns`: 128, or 256 for 16-bit with up to 4 rows),
-/// K slice y, rows [z * Rows, +Rows). `Vector`: one load of B's `along_n_lane_columns` a
-/// lane (16 bytes, or 8 for 16-bit with 8 rows), which the launch proved aligned.
-template <class In, int Rows, bool Vector>
+/// columns [x * C, +C) (C = `along_n_columns`: 128, or 256 for 16-bit with up to 4 rows; 64
+/// `Narrow`), K slice y, rows [z * Rows, +Rows). `Vector`: one load of B's
+/// `along_n_lane_columns` a lane (16 bytes, or 8 for 16-bit with 8 rows), which the launch
+/// proved aligned; otherwise one element at a time, in the wide layout or the `Narrow` one.
+template <class In, int Rows, bool Vector, bool Narrow = false>
 __global__ void __launch_bounds__(skinny_policy::along_n_threads, skinny_policy::along_n_min_blocks_per_sm)
     skinny_along_n_kernel(detail::skinny_args<In> g) {
-  constexpr int w = skinny_policy::along_n_lane_columns(Rows, skinny_elements_per_load<In>);
+  static_assert(!(Vector && Narrow), "the narrow layout reads B one element at a time");
+  constexpr int w = skinny_policy::along_n_lane_columns(Rows, skinny_elements_per_load<In>, Narrow);
   using element = detail::skinny_element<In, w>;  // one vector a lane: w columns
   constexpr int threads = skinny_policy::along_n_threads, warps = threads / 32;
   constexpr int chunk = skinny_policy::chunk_k, columns = 32 * w;
-  constexpr int unroll = skinny_policy::along_n_rows_in_flight(Rows, w);  // B rows in flight per lane
+  constexpr int unroll =
+      skinny_policy::along_n_rows_in_flight(Rows, skinny_elements_per_load<In>, Narrow);  // B rows in flight a lane
   static_assert((chunk / warps) % unroll == 0, "a warp's rows in whole rounds");
-  constexpr int smem_floats = Rows * chunk > (warps - 1) * Rows * columns ? Rows * chunk : (warps - 1) * Rows * columns;
+  constexpr int smem_floats = Rows * chunk > warps * Rows * columns ? Rows * chunk : warps * Rows * columns;
   __shared__ __align__(16) float smem[smem_floats];  // A's chunk, a_s[p * Rows + i]; then the warps' partial sums
 
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
@@ -416,8 +458,8 @@ __global__ void __launch_bounds__(skinny_policy::along_n_threads, skinny_policy:
   float acc[Rows][w];
 #pragma unroll
   for (int i = 0; i < Rows; ++i) {
-    acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.0f;
-    if constexpr (w == 8) acc[i][4] = acc[i][5] = acc[i][6] = acc[i][7] = 0.0f;
+#pragma unroll
+    for (int v = 0; v < w; ++v) acc[i][v] = 0.0f;
   }
 
   for (std::int64_t k0 = k_begin; k0 < k_end; k0 += chunk) {
@@ -525,6 +567,22 @@ __global__ void __launch_bounds__(skinny_policy::along_k_threads, skinny_policy:
   detail::sum_lanes_and_store<Rows, cols>(g, acc, lane, row0, col0);
 }
 
+namespace detail {
+
+/// Whether the CUDA-core skinny kernel loads the oriented problem `g`'s B (`rows` rows a
+/// block) a vector at a time: its pointer aligned to the vector and its leading dimension a
+/// multiple of the vector's elements (16 bytes, or 8 for the 16-bit along-n kernel with 8
+/// rows). Otherwise one element at a time (along n in the wide layout, or the narrow one
+/// where the plan says so: `skinny_policy::prefers_narrow`).
+template <class In>
+[[nodiscard]] bool skinny_vector_loads(const skinny_args<In>& g, int rows) noexcept {
+  const int elements = g.b_n_contiguous ? skinny_policy::along_n_lane_columns(rows, skinny_elements_per_load<In>)
+                                        : skinny_elements_per_load<In>;
+  return is_aligned(g.b, elements * sizeof(In)) && g.ldb % elements == 0;
+}
+
+}  // namespace detail
+
 /// The plan of the skinny rung for `p` on `sm_count` SMs: the tensor-core kernel's
 /// (`skinny_mma_plan`) where `skinny_uses_mma` says so; otherwise rows
 /// per pass (`block_m`: 1, half or all of `skinny_max_rows<In>`), columns per block
@@ -540,31 +598,45 @@ template <class In>
     if (skinny_uses_mma(g)) return skinny_mma_plan<In>(p, requested, sm_count);
   }
   const bool along_n = g.b_n_contiguous;
-  gemm_plan plan;
-  plan.rung = gemm_rung::skinny;
-  plan.block_m = detail::skinny_row_bucket<In>(g.m);
-  plan.block_n = along_n ? skinny_policy::along_n_columns(plan.block_m, skinny_elements_per_load<In>)
-                         : skinny_policy::along_k_threads / 32 * skinny_policy::along_k_warp_columns;
-  plan.block_k = skinny_policy::chunk_k;
-  plan.min_blocks_per_sm =
-      along_n ? skinny_policy::along_n_min_blocks_per_sm : skinny_policy::along_k_min_blocks_per_sm;
-  detail::finish_skinny_plan(
-      plan, p, g, skinny_policy::split_unit_k(along_n, plan.block_m, skinny_elements_per_load<In>), requested, sm_count,
-      skinny_policy::min_k_per_split_for(along_n, plan.block_m, skinny_elements_per_load<In>),
-      skinny_policy::max_splits, skinny_max_rows<In>, false);
-  return plan;
+  const int rows = detail::skinny_row_bucket<In>(g.m);
+  constexpr int elements = skinny_elements_per_load<In>;
+  const auto plan_for = [&](bool narrow) {
+    gemm_plan plan;
+    plan.rung = gemm_rung::skinny;
+    plan.block_m = rows;
+    plan.block_n = along_n ? skinny_policy::along_n_columns(rows, elements, narrow)
+                           : skinny_policy::along_k_threads / 32 * skinny_policy::along_k_warp_columns;
+    plan.block_k = skinny_policy::chunk_k;
+    plan.min_blocks_per_sm =
+        along_n ? skinny_policy::along_n_min_blocks_per_sm : skinny_policy::along_k_min_blocks_per_sm;
+    detail::finish_skinny_plan(plan, p, g, skinny_policy::split_unit_k(along_n, rows, elements, narrow), requested,
+                               sm_count, skinny_policy::min_k_per_split_for(along_n, rows, elements, narrow),
+                               skinny_policy::max_splits, skinny_max_rows<In>, false);
+    return plan;
+  };
+  const gemm_plan wide = plan_for(false);
+  if (!along_n || detail::skinny_vector_loads(g, rows)) return wide;
+  const gemm_plan narrow = plan_for(true);
+  const auto blocks = [&](const gemm_plan& q) {
+    return ceil_div<std::int64_t>(g.n, q.block_n) * ceil_div<std::int64_t>(g.m, rows) * q.split_k;
+  };
+  return skinny_policy::prefers_narrow(blocks(wide), blocks(narrow),
+                                       std::int64_t{sm_count} * skinny_policy::along_n_min_blocks_per_sm)
+             ? narrow
+             : wide;
 }
 
 namespace detail {
 
 /// Enqueues the CUDA-core skinny kernel on `s` for the oriented problem `g` of `rows` rows
 /// a block (a bucket of `skinny_row_bucket`), `k_per_split` and `slice_stride` already set,
-/// in `split_k` slices.
+/// in `split_k` slices, along n in the `narrow` layout if asked (B read one element at a time).
 /// Throws `std::invalid_argument` if the grid is too large.
 template <class In>
-void launch_skinny_core_kernel(const skinny_args<In>& g, int rows, int split_k, cuda::stream_ref s) {
+void launch_skinny_core_kernel(const skinny_args<In>& g, int rows, bool narrow, int split_k, cuda::stream_ref s) {
   const bool along_n = g.b_n_contiguous;
-  const int columns = along_n ? skinny_policy::along_n_columns(rows, skinny_elements_per_load<In>)
+  const bool vector = skinny_vector_loads(g, rows);
+  const int columns = along_n ? skinny_policy::along_n_columns(rows, skinny_elements_per_load<In>, narrow)
                               : skinny_policy::along_k_threads / 32 * skinny_policy::along_k_warp_columns;
   const std::int64_t blocks_n = ceil_div<std::int64_t>(g.n, columns);
   const std::int64_t row_groups = ceil_div<std::int64_t>(g.m, rows);
@@ -575,24 +647,28 @@ void launch_skinny_core_kernel(const skinny_args<In>& g, int rows, int split_k, 
   config.block = dim3(along_n ? skinny_policy::along_n_threads : skinny_policy::along_k_threads, 1, 1);
   config.grid =
       dim3(static_cast<unsigned>(blocks_n), static_cast<unsigned>(split_k), static_cast<unsigned>(row_groups));
-  // A lane's vector: 16 bytes, or 8 for the 16-bit along-n kernel with 8 rows.
-  const int elements =
-      along_n ? skinny_policy::along_n_lane_columns(rows, skinny_elements_per_load<In>) : skinny_elements_per_load<In>;
-  const bool vector = is_aligned(g.b, elements * sizeof(In)) && g.ldb % elements == 0;
-  // One of twelve instantiations: [along n][vector][row bucket 1, half, all].
+  // One of fifteen instantiations: along k [vector][row bucket 1, half, all]; along n
+  // [scalar, vector, narrow][row bucket].
   using kernel_type = void (*)(skinny_args<In>);
   constexpr int half = skinny_max_rows<In> / 2, all = skinny_max_rows<In>;
-  constexpr kernel_type kernels[2][2][3] = {
-      {{skinny_along_k_kernel<In, 1, false>, skinny_along_k_kernel<In, half, false>,
-        skinny_along_k_kernel<In, all, false>},
-       {skinny_along_k_kernel<In, 1, true>, skinny_along_k_kernel<In, half, true>,
-        skinny_along_k_kernel<In, all, true>}},
-      {{skinny_along_n_kernel<In, 1, false>, skinny_along_n_kernel<In, half, false>,
-        skinny_along_n_kernel<In, all, false>},
-       {skinny_along_n_kernel<In, 1, true>, skinny_along_n_kernel<In, half, true>,
-        skinny_along_n_kernel<In, all, true>}}};
+  constexpr kernel_type along_k_kernels[2][3] = {
+      {skinny_along_k_kernel<In, 1, false>, skinny_along_k_kernel<In, half, false>,
+       skinny_along_k_kernel<In, all, false>},
+      {skinny_along_k_kernel<In, 1, true>, skinny_along_k_kernel<In, half, true>,
+       skinny_along_k_kernel<In, all, true>}};
+  constexpr kernel_type along_n_kernels[3][3] = {
+      {skinny_along_n_kernel<In, 1, false>, skinny_along_n_kernel<In, half, false>,
+       skinny_along_n_kernel<In, all, false>},
+      {skinny_along_n_kernel<In, 1, true>, skinny_along_n_kernel<In, half, true>, skinny_along_n_kernel<In, all, true>},
+      {skinny_along_n_kernel<In, 1, false, true>, skinny_along_n_kernel<In, half, false, true>,
+       skinny_along_n_kernel<In, all, false, true>}};
   const int bucket = rows == 1 ? 0 : rows == half ? 1 : 2;
-  launch(s, config, kernels[along_n][vector][bucket], g);
+  launch(s, config,
+         along_n ? along_n_kernels[narrow   ? 2
+                                   : vector ? 1
+                                            : 0][bucket]
+                 : along_k_kernels[vector][bucket],
+         g);
 }
 
 }  // namespace detail
@@ -615,15 +691,22 @@ void launch_skinny(const gemm_plan& plan, const gemm_problem<In, float>& p, cuda
   const bool along_n = oriented.b_n_contiguous;
   const bool mma = skinny_uses_mma(oriented);
   const int rows = mma ? skinny_mma_policy::row_bucket(oriented.m) : detail::skinny_row_bucket<In>(oriented.m);
-  const int unit = mma ? skinny_mma_policy::split_unit_k(along_n)
-                       : skinny_policy::split_unit_k(along_n, rows, skinny_elements_per_load<In>);
-  // The tensor-core kernel's warps share K where the plan's tile is one warp's.
+  constexpr int elements = skinny_elements_per_load<In>;
+  // The CUDA-core kernel's narrow layout where the plan's tile is its width (B read one
+  // element at a time); the tensor-core kernel's warps share K where the tile is one warp's.
+  const bool narrow = !mma && along_n && !detail::skinny_vector_loads(oriented, rows) &&
+                      plan.block_n == skinny_policy::along_n_columns(rows, elements, true);
   const bool shared_k =
       mma && rows == skinny_mma_policy::shared_k_rows && plan.block_n == skinny_mma_policy::block_large(along_n, true);
-  FOUNDRY_EXPECTS(plan.rung == gemm_rung::skinny && plan.block_m == rows && plan.split_k >= 1 &&
-                      (!mma || shared_k || plan.block_n == skinny_mma_policy::block_large(along_n)) &&
-                      (plan.split_k == 1 || (plan.k_per_split % unit == 0 && plan.k_per_split * plan.split_k >= p.k)),
-                  "launch_skinny: the plan (" + plan.describe() + ") is not a skinny plan for this problem");
+  const int unit =
+      mma ? skinny_mma_policy::split_unit_k(along_n) : skinny_policy::split_unit_k(along_n, rows, elements, narrow);
+  const int core_columns = along_n ? skinny_policy::along_n_columns(rows, elements, narrow)
+                                   : skinny_policy::along_k_threads / 32 * skinny_policy::along_k_warp_columns;
+  FOUNDRY_EXPECTS(
+      plan.rung == gemm_rung::skinny && plan.block_m == rows && plan.split_k >= 1 &&
+          (mma ? shared_k || plan.block_n == skinny_mma_policy::block_large(along_n) : plan.block_n == core_columns) &&
+          (plan.split_k == 1 || (plan.k_per_split % unit == 0 && plan.k_per_split * plan.split_k >= p.k)),
+      "launch_skinny: the plan (" + plan.describe() + ") is not a skinny plan for this problem");
   const detail::split_k_output<In> out(p, plan.split_k, workspace, s);
   detail::skinny_args<In> g = detail::skinny_orient(out.problem());
   g.k_per_split = plan.split_k > 1 ? plan.k_per_split : std::max<std::int64_t>(p.k, 1);
@@ -635,7 +718,7 @@ void launch_skinny(const gemm_plan& plan, const gemm_problem<In, float>& p, cuda
       return;
     }
   }
-  detail::launch_skinny_core_kernel(g, rows, plan.split_k, s);
+  detail::launch_skinny_core_kernel(g, rows, narrow, plan.split_k, s);
   out.reduce(s);
 }
 

@@ -615,7 +615,16 @@ __global__ void __launch_bounds__(tensor_core_shape<Policy>::threads, Policy::la
 
   gemm_problem<In, float> out = p;
   out.c += std::int64_t{blockIdx.y} * c_slice_stride;
-  store_accumulators(acc, out, m0 + warp_row, n0 + warp_col, lane);
+  if (c_rows_on_sectors(out)) {
+    store_accumulators(acc, out, m0 + warp_row, n0 + warp_col, lane);
+  } else {
+    // Rows off sectors: through the operand tiles, free since the K loop's last barrier (or
+    // never written: an empty slice), a warp's 2 KiB each, one 128-byte row a store.
+    static_assert(shape::threads / 32 * swizzled_tile_floats * sizeof(float) <= sizeof(s_tiles),
+                  "the warps' staging tiles fit the operand tiles");
+    float* const stage = reinterpret_cast<float*>(s_tiles) + warp * swizzled_tile_floats;
+    store_accumulators_swizzled(acc, out, m0 + warp_row, n0 + warp_col, lane, stage);
+  }
 }
 
 /// Throws `std::invalid_argument` unless one 1D grid holds a block per `Policy` block

@@ -157,4 +157,57 @@ __device__ void store_accumulators_staged(const float (&acc)[1][NFragments][4], 
   }
 }
 
+/// Floats of a warp's swizzled staging tile (`store_accumulators_swizzled`): 16 rows of 32, no
+/// padding, so that four warps fit rung 4's fallback's 8 KiB of operand tiles.
+inline constexpr int swizzled_tile_floats = 16 * 32;
+
+/// Where row `r`, column `c` of a swizzled staging tile sits: the column XOR 8 times the row's
+/// place in its group of 4, so that the float2 writes of the mma layout (8 rows by 4 lanes,
+/// half a warp at a time) and the reads of a row (32 lanes) each meet 32 different banks.
+__device__ __forceinline__ int swizzled_index(int r, int c) { return r * 32 + (c ^ (8 * (r & 3))); }
+
+/// `store_accumulators_staged` for a warp's MFragments x NFragments mma tiles through a
+/// swizzled tile of `swizzled_tile_floats` (2 KiB instead of 2.5): each 16-row fragment, 32
+/// columns at a time, goes into `stage` in the mma layout, then out one row of 32 columns
+/// (128 contiguous bytes) a store. For C whose rows are off sectors (`c_rows_on_sectors`).
+/// Same arithmetic as `store_accumulators`.
+template <int MFragments, int NFragments, class In>
+__device__ void store_accumulators_swizzled(const float (&acc)[MFragments][NFragments][4],
+                                            const gemm_problem<In, float>& p, std::int64_t row0, std::int64_t col0,
+                                            int lane, float* stage) {
+  static_assert(NFragments % 4 == 0, "32 columns (4 fragments) a pass");
+  const int g = lane >> 2;
+  const int t = lane & 3;
+  const bool read_c = p.beta != 0.0f;
+#pragma unroll
+  for (int i = 0; i < MFragments; ++i) {
+    const std::int64_t rows = row0 + 16 * i;
+    if (rows >= p.m) break;  // the same for the whole warp
+#pragma unroll
+    for (int pass = 0; pass < NFragments / 4; ++pass) {
+      if (col0 + 32 * pass >= p.n) break;  // the same for the whole warp
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          *reinterpret_cast<float2*>(stage + swizzled_index(8 * half + g, 8 * j + 2 * t)) =
+              make_float2(acc[i][4 * pass + j][2 * half], acc[i][4 * pass + j][2 * half + 1]);
+        }
+      }
+      __syncwarp();
+      const std::int64_t col = col0 + 32 * pass + lane;
+      if (col < p.n) {
+#pragma unroll
+        for (int r = 0; r < 16; ++r) {
+          if (rows + r >= p.m) break;
+          float* out = p.c + (rows + r) * p.ldc + col;
+          const float v = p.alpha * stage[swizzled_index(r, lane)];
+          *out = read_c ? fmaf(p.beta, *out, v) : v;
+        }
+      }
+      __syncwarp();  // the tile is read before the next pass overwrites it
+    }
+  }
+}
+
 }  // namespace foundry::gemm_kernels::detail
