@@ -617,10 +617,7 @@ template <class In>
   const gemm_plan wide = plan_for(false);
   if (!along_n || detail::skinny_vector_loads(g, rows)) return wide;
   const gemm_plan narrow = plan_for(true);
-  const auto blocks = [&](const gemm_plan& q) {
-    return ceil_div<std::int64_t>(g.n, q.block_n) * ceil_div<std::int64_t>(g.m, rows) * q.split_k;
-  };
-  return skinny_policy::prefers_narrow(blocks(wide), blocks(narrow),
+  return skinny_policy::prefers_narrow(detail::skinny_blocks(wide, g), detail::skinny_blocks(narrow, g),
                                        std::int64_t{sm_count} * skinny_policy::along_n_min_blocks_per_sm)
              ? narrow
              : wide;
