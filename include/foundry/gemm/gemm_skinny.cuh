@@ -21,7 +21,10 @@
 ///   lane one vector of adjacent columns (4 fp32, 8 16-bit but 4 with 8 rows:
 ///   `skinny_policy::along_n_lane_columns`), and the 4 warps of a block take quarters of
 ///   each K chunk; A's values are the same for the whole warp (a shared-memory
-///   broadcast); the warps' partial sums meet in shared memory at the end, in a fixed order.
+///   broadcast); the warps' partial sums meet in shared memory at the end, in a fixed order,
+///   every thread adding and storing its share of the tile. Where B is read one element at a
+///   time and the grid is small, a narrow layout of 2 columns a lane gives 4 times the blocks
+///   (`skinny_policy::prefers_narrow`).
 /// - **B contiguous along k** (`skinny_along_k_kernel`): a warp streams 4 columns of B
 ///   along k, each lane one vector of adjacent k; each lane reads its own A values from
 ///   shared memory and uses them for the 4 columns; the lanes' partial sums meet through warp
