@@ -633,8 +633,9 @@ TEST_CASE("the skinny plan cuts a long K into slices of a few hundred when the c
   const foundry::gemm_plan deep = foundry::make_gemm_plan(plan_problem<float>(1, 16, 1000000), h200);
   CHECK((deep.split_k == 255 && deep.k_per_split == 3936));
   // Along n, slices of two rounds a warp at least: 8 rows of fp32 take rounds of 32 (4 warps x
-  // 8 rows), so no split below K = 128 (301 x 1 x 87: one row, rounds of 32 too), and 2 x
-  // 100 x 511 in 511 / 64 = 7 slices wanted, 73 deep rounded up to 96: 6.
+  // 8 rows), so no split below K = 128, and 2 x 100 x 511 in 511 / 64 = 7 slices wanted, 73
+  // deep rounded up to 96: 6. (301 x 1 x 87 with A row-major is solved as C^T along k, whose
+  // slices are 256 deep at least: no split either.)
   CHECK(foundry::make_gemm_plan(plan_problem<float>(301, 1, 87), h200).split_k == 1);
   CHECK(foundry::make_gemm_plan(plan_problem<float>(2, 100, 127), h200).split_k == 1);
   CHECK(foundry::make_gemm_plan(plan_problem<float>(2, 100, 128), h200).split_k == 2);
