@@ -209,11 +209,11 @@ struct wgmma_shape {
   static constexpr std::size_t staging_offset =
       std::size_t{Policy::stages} * stage_bytes + 2 * Policy::stages * sizeof(std::uint64_t);
   /// The ring, then the full and empty barriers, then a staging tile per consumer warp
-  /// (`store_accumulators_staged`: 2.5 KiB each, 20 KiB for 8 warps); plus slack to align
+  /// (`store_accumulators_swizzled`: 2 KiB each, 16 KiB for 8 warps); plus slack to align
   /// the ring to 1024 bytes (the 128-byte swizzle repeats every 8 rows of 128 bytes, and
   /// TMA and wgmma both swizzle by absolute shared address).
   static constexpr std::size_t shared_bytes =
-      staging_offset + std::size_t{consumer_warps} * staged_tile_floats * sizeof(float) + 1024;
+      staging_offset + std::size_t{consumer_warps} * swizzled_tile_floats * sizeof(float) + 1024;
   static_assert(Policy::block_m % 64 == 0 && consumers >= 1 && consumers <= 2,
                 "block_m: 64 or 128 (one or two consumer warpgroups of 64 rows)");
   static_assert(Policy::block_n == 256, "block_n: 256, the wgmma N this kernel issues");
@@ -353,7 +353,7 @@ __device__ __forceinline__ void wgmma_produce(const wgmma_schedule<Policy>& sche
 /// flight, each stage released once the group that read it has completed, then the
 /// epilogue into C + split·c_slice_stride: straight from the accumulators where C's rows
 /// start on 32-byte sectors, else through the warp's staging tile `c_staging`, so that each
-/// row goes out in 128-byte stores (`store_accumulators_staged`; 10535 × 4849 × 17 with
+/// row goes out in 128-byte stores (`store_accumulators_swizzled`; 10535 × 4849 × 17 with
 /// ldc 4851 spent 364 µs on its 204 MB of C on the H100, cuBLAS 123).
 template <class In, class Policy, class AOperand, class BOperand>
 __device__ __forceinline__ void wgmma_consume(const wgmma_schedule<Policy>& schedule, const wgmma_ring<Policy>& ring,
@@ -412,7 +412,7 @@ __device__ __forceinline__ void wgmma_consume(const wgmma_schedule<Policy>& sche
     if (c_rows_on_sectors(p)) {
       store_accumulators(acc, p, row0, std::int64_t{w.n0}, lane);
     } else {
-      store_accumulators_staged(acc, p, row0, std::int64_t{w.n0}, lane, c_staging);
+      store_accumulators_swizzled(acc, p, row0, std::int64_t{w.n0}, lane, c_staging);
     }
   }
 }
@@ -463,7 +463,7 @@ __global__ void __launch_bounds__(wgmma_shape<Policy>::threads, Policy::min_bloc
   } else {
     setmaxnreg_increase<Policy::consumer_registers>();
     float* const c_staging = reinterpret_cast<float*>(s_ring + shape::staging_offset) +
-                             (thread / 32 - 4) * staged_tile_floats;  // consumer warps are warps 4 ..
+                             (thread / 32 - 4) * swizzled_tile_floats;  // consumer warps are warps 4 ..
     wgmma_consume<In, Policy, a_operand, b_operand>(schedule, ring, p, c_slice_stride, thread, c_staging);
   }
 #else

@@ -102,13 +102,6 @@ __device__ void store_accumulators(const float (&acc)[MFragments][NFragments][4]
   }
 }
 
-/// Floats a row of `store_accumulators_staged`'s staging tile is apart: 32 columns plus 8,
-/// so that a row stays 16-byte aligned and the float2 writes of the mma layout (8 rows by 4
-/// lanes) fall in different banks within each half-warp.
-inline constexpr int staged_row_floats = 40;
-/// Floats of one warp's staging tile: 16 rows of `staged_row_floats`.
-inline constexpr int staged_tile_floats = 16 * staged_row_floats;
-
 /// Whether every row of `p`'s C starts on a 32-byte sector: then `store_accumulators`'
 /// 8-byte pairs fill whole sectors, 8 rows of 32 bytes per warp store. Otherwise each of
 /// those rows straddles two sectors (or, ldc odd, goes out 4 bytes at a time), and the
@@ -118,47 +111,8 @@ __host__ __device__ bool c_rows_on_sectors(const gemm_problem<In, float>& p) noe
   return p.ldc % 8 == 0 && is_aligned(p.c, 32);
 }
 
-/// `store_accumulators` for one 16-row fragment of a warp (the wgmma layout) through
-/// `stage`, the warp's own `staged_tile_floats` of shared memory: 32 columns at a time,
-/// the warp writes its pairs into the tile in the mma layout, then each row's 32 columns
-/// go out as one store of 128 contiguous bytes, whatever C's alignment (4 or 5 sectors
-/// where the pairs would touch 8 or 16). For C whose rows are off sectors
-/// (`c_rows_on_sectors`). Same arithmetic as `store_accumulators`.
-template <int NFragments, class In>
-__device__ void store_accumulators_staged(const float (&acc)[1][NFragments][4], const gemm_problem<In, float>& p,
-                                          std::int64_t row0, std::int64_t col0, int lane, float* stage) {
-  static_assert(NFragments % 4 == 0, "32 columns (4 fragments) a pass");
-  const int g = lane >> 2;
-  const int t = lane & 3;
-  const bool read_c = p.beta != 0.0f;
-#pragma unroll
-  for (int pass = 0; pass < NFragments / 4; ++pass) {
-    const std::int64_t col = col0 + 32 * pass + lane;
-    if (col0 + 32 * pass >= p.n) break;  // the same for the whole warp
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        *reinterpret_cast<float2*>(stage + (8 * half + g) * staged_row_floats + 8 * j + 2 * t) =
-            make_float2(acc[0][4 * pass + j][2 * half], acc[0][4 * pass + j][2 * half + 1]);
-      }
-    }
-    __syncwarp();
-    if (col < p.n) {
-#pragma unroll
-      for (int r = 0; r < 16; ++r) {
-        if (row0 + r >= p.m) break;
-        float* out = p.c + (row0 + r) * p.ldc + col;
-        const float v = p.alpha * stage[r * staged_row_floats + lane];
-        *out = read_c ? fmaf(p.beta, *out, v) : v;
-      }
-    }
-    __syncwarp();  // the tile is read before the next pass overwrites it
-  }
-}
-
 /// Floats of a warp's swizzled staging tile (`store_accumulators_swizzled`): 16 rows of 32, no
-/// padding, so that four warps fit rung 4's fallback's 8 KiB of operand tiles.
+/// padding (2 KiB), so that four warps fit rung 4's fallback's 8 KiB of operand tiles.
 inline constexpr int swizzled_tile_floats = 16 * 32;
 
 /// Where row `r`, column `c` of a swizzled staging tile sits: the column XOR 8 times the row's
@@ -166,11 +120,12 @@ inline constexpr int swizzled_tile_floats = 16 * 32;
 /// half a warp at a time) and the reads of a row (32 lanes) each meet 32 different banks.
 __device__ __forceinline__ int swizzled_index(int r, int c) { return r * 32 + (c ^ (8 * (r & 3))); }
 
-/// `store_accumulators_staged` for a warp's MFragments x NFragments mma tiles through a
-/// swizzled tile of `swizzled_tile_floats` (2 KiB instead of 2.5): each 16-row fragment, 32
-/// columns at a time, goes into `stage` in the mma layout, then out one row of 32 columns
-/// (128 contiguous bytes) a store. For C whose rows are off sectors (`c_rows_on_sectors`).
-/// Same arithmetic as `store_accumulators`.
+/// `store_accumulators` for a warp's MFragments x NFragments mma tiles through `stage`, the
+/// warp's own swizzled tile of `swizzled_tile_floats`: each 16-row fragment, 32 columns at a
+/// time, goes into the tile in the mma layout, then each row's 32 columns go out as one store
+/// of 128 contiguous bytes, whatever C's alignment (4 or 5 sectors where the pairs would touch
+/// 8 or 16). For C whose rows are off sectors (`c_rows_on_sectors`): rung 4's fallback and
+/// the wgmma kernel (MFragments = 1). Same arithmetic as `store_accumulators`.
 template <int MFragments, int NFragments, class In>
 __device__ void store_accumulators_swizzled(const float (&acc)[MFragments][NFragments][4],
                                             const gemm_problem<In, float>& p, std::int64_t row0, std::int64_t col0,

@@ -207,7 +207,7 @@ __global__ void split_k_reduce_slices_kernel(const float* __restrict__ w, int sp
 #pragma unroll
   for (int g = 0; g < Groups; ++g) total += sums[g][lane];
   float* out = c + (e / n) * ldc + e % n;
-  *out = beta == 0.0f ? alpha * total : alpha * total + beta * *out;  // beta == 0: C not read
+  *out = blend(alpha, total, beta, out);
 }
 
 /// Slices from which `enqueue_split_k_reduce` adds them with `split_k_reduce_slices_kernel`
