@@ -306,23 +306,64 @@ struct skinny_element<__nv_bfloat16, W> : skinny_element_16bit<__nv_bfloat16, W>
 template <int W>
 struct skinny_element<__half, W> : skinny_element_16bit<__half, W> {};
 
-/// Copies rows [row0, row0 + Rows) and k [k0, k0 + Chunk) of A into `a_s` as float:
-/// `a_s[p * Rows + i]` (KMajor) or `a_s[i * Chunk + p]`; zeros past m and past `k_end`.
-/// Consecutive threads walk A's contiguous index. All `Threads` threads of the block call it.
+/// Copies rows [row0, row0 + Rows) and k [k0, k0 + `k_staged`) of A (k_staged <= Chunk) into
+/// `a_s` as float: `a_s[p * Rows + i]` (KMajor) or `a_s[i * Chunk + p]`; zeros past m and
+/// past `k_end`. Consecutive threads walk A's contiguous index (k-contiguous A: rows of the
+/// power of two at or above k_staged, so that a row and a k are a shift and a mask). The
+/// loads go out 8 a thread at a time, and the rounds past what k_staged needs are skipped: a
+/// K of 26 with 16 rows stages 512 elements instead of the chunk's 8,192, the instructions
+/// that bound the small products (9 x 570 x 26 fp32: about 3,900 a warp; 7.7 -> 5.9 us on the
+/// H100). All `Threads` threads of the block call it.
 template <class In, int Rows, int Chunk, int Threads, bool KMajor>
-__device__ void stage_a(const skinny_args<In>& g, std::int64_t row0, std::int64_t k0, std::int64_t k_end,
+__device__ void stage_a(const skinny_args<In>& g, std::int64_t row0, std::int64_t k0, std::int64_t k_end, int k_staged,
                         float* __restrict__ a_s) {
   using element = skinny_element<In>;
   const auto* a = reinterpret_cast<const typename element::raw*>(g.a);
+  constexpr int per_round = 8;  // loads in flight a thread
   static_assert((Rows * Chunk) % Threads == 0, "whole rounds of the block");
+  if (k_staged == Chunk) {
+    // A whole chunk, as this loop always staged it: its trip count known, ptxas issues each
+    // round's loads together. (Looping over k_staged's rounds instead, or loading a round and
+    // then storing it, moved the large skinny products by 10-30%: 16384 x 16 x 16384 fp32
+    // 685 -> 902 us on the H100, session 17.)
 #pragma unroll 8
-  for (int e = static_cast<int>(threadIdx.x); e < Rows * Chunk; e += Threads) {
-    const int i = g.a_k_contiguous ? e / Chunk : e % Rows;
-    const int p = g.a_k_contiguous ? e % Chunk : e / Rows;
-    const std::int64_t row = row0 + i, k = k0 + p;
-    float v = 0.0f;
-    if (row < g.m && k < k_end) v = element::value(__ldg(a + (g.a_k_contiguous ? row * g.lda + k : k * g.lda + row)));
-    a_s[KMajor ? p * Rows + i : i * Chunk + p] = v;
+    for (int e = static_cast<int>(threadIdx.x); e < Rows * Chunk; e += Threads) {
+      const int i = g.a_k_contiguous ? e / Chunk : e % Rows;
+      const int p = g.a_k_contiguous ? e % Chunk : e / Rows;
+      const std::int64_t row = row0 + i, k = k0 + p;
+      float v = 0.0f;
+      if (row < g.m && k < k_end) v = element::value(__ldg(a + (g.a_k_contiguous ? row * g.lda + k : k * g.lda + row)));
+      a_s[KMajor ? p * Rows + i : i * Chunk + p] = v;
+    }
+    return;
+  }
+  const int shift = 32 - __clz(k_staged - 1);  // k-contiguous A: log2 of its staged rows' span
+  const int limit = g.a_k_contiguous ? Rows << shift : Rows * k_staged;
+  // Element e's place: its row and k, and its index in `a_s`.
+  const auto place = [&](int e, int& i, int& p) {
+    i = g.a_k_contiguous ? e >> shift : e % Rows;
+    p = g.a_k_contiguous ? e & ((1 << shift) - 1) : e / Rows;
+  };
+  for (int base = static_cast<int>(threadIdx.x); base < limit; base += per_round * Threads) {
+    // All the round's loads first, then the stores.
+    float v[per_round];
+#pragma unroll
+    for (int j = 0; j < per_round; ++j) {
+      const int e = base + j * Threads;
+      int i = 0, p = 0;
+      place(e, i, p);
+      const std::int64_t row = row0 + i, k = k0 + p;
+      v[j] = 0.0f;
+      if (e < limit && row < g.m && k < k_end)
+        v[j] = element::value(__ldg(a + (g.a_k_contiguous ? row * g.lda + k : k * g.lda + row)));
+    }
+#pragma unroll
+    for (int j = 0; j < per_round; ++j) {
+      const int e = base + j * Threads;
+      int i = 0, p = 0;
+      place(e, i, p);
+      if (e < limit) a_s[KMajor ? p * Rows + i : i * Chunk + p] = v[j];
+    }
   }
 }
 
@@ -403,8 +444,10 @@ __device__ void sum_warps_and_store(const skinny_args<In>& g, const float (&acc)
     for (int v = 0; v < W; ++v) smem[(warp * Rows + i) * columns + lane_element<Vector, W>(lane, v)] = acc[i][v];
   }
   __syncthreads();
+  // Only C's rows: 9 rows in the 16-row kernel add and store 9 of its 16.
+  const int rows = g.m - row0 < Rows ? static_cast<int>(g.m - row0) : Rows;
 #pragma unroll 4
-  for (int e = static_cast<int>(threadIdx.x); e < Rows * columns; e += threads) {
+  for (int e = static_cast<int>(threadIdx.x); e < rows * columns; e += threads) {
     const int i = e / columns, c = e % columns;
     float sum = smem[i * columns + c];
 #pragma unroll
@@ -500,11 +543,11 @@ __global__ void __launch_bounds__(skinny_policy::along_n_threads, skinny_policy:
 
   for (std::int64_t k0 = k_begin; k0 < k_end; k0 += chunk) {
     __syncthreads();  // the previous chunk of A is read by every warp
-    detail::stage_a<In, Rows, chunk, threads, true>(g, row0, k0, k_end, smem);
+    const int kc = static_cast<int>(k_end - k0 < chunk ? k_end - k0 : chunk);
+    detail::stage_a<In, Rows, chunk, threads, true>(g, row0, k0, k_end, kc, smem);  // the warps read [0, kc)
     __syncthreads();
     int p_begin = 0, p_end = 0;
-    detail::warp_k_share<warps, unroll>(static_cast<int>(k_end - k0 < chunk ? k_end - k0 : chunk), warp, p_begin,
-                                        p_end);
+    detail::warp_k_share<warps, unroll>(kc, warp, p_begin, p_end);
     for (int p = p_begin; p < p_end; p += unroll) {
       typename element::vec r[unroll];
 #pragma unroll
@@ -557,7 +600,9 @@ __global__ void __launch_bounds__(skinny_policy::along_k_threads, skinny_policy:
 
   for (std::int64_t k0 = k_begin; k0 < k_end; k0 += chunk) {
     __syncthreads();  // the previous chunk of A is read by every warp
-    detail::stage_a<In, Rows, chunk, threads, false>(g, row0, k0, k_end, a_s);
+    // The whole chunk, zeros past the slice (the rounds below read up to kc's last whole
+    // round). Staging less for a short K added 4-36 bytes of spills to the fp32 kernels.
+    detail::stage_a<In, Rows, chunk, threads, false>(g, row0, k0, k_end, chunk, a_s);
     __syncthreads();
     const int kc = static_cast<int>(k_end - k0 < chunk ? k_end - k0 : chunk);
     for (int s0 = 0; s0 < kc; s0 += step * steps_in_flight) {
