@@ -30,7 +30,8 @@
 ///   shared memory and uses them for the 4 columns; the lanes' partial sums meet through warp
 ///   shuffles, halving exchanges that leave each lane one or two of the warp's results.
 /// - **A** is staged, as float, one K chunk at a time into shared memory (it is small
-///   and stays in L2); rows past m and k past the slice read as zeros.
+///   and stays in L2); rows past m and k past the slice read as zeros. Where the slice's
+///   end shortens a chunk, the along-n kernel stages only the k its warps read.
 /// - **Loads.** 16-byte vector loads (4 fp32 or 8 16-bit elements: 8-byte loads held
 ///   16-bit B to 2.7-2.8 TB/s on the H200, against 4.1-4.2 for fp32; 8-byte ones remain
 ///   for the 16-bit along-n kernel with 8 rows, for its registers) only where the
