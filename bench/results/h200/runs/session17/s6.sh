@@ -8,7 +8,8 @@
 # scalar kernels hold 6-32 more registers (the loads in flight). Predicted: the 16-bit scalar
 # rows at about fp32's times. Applied to main's snapshot: full build, the whole suite while
 # the four tools run on test_gemm_skinny and test_gemm_dispatch, the three sweeps and
-# bench_gemm_skinny, then probe15 on the rows it aims at. If all pass and the large rows hold,
+# bench_gemm_skinny, then probe15 on the rows it aims at, and ncu on wgmma at N = 16 and 64
+# with a deep K (what binds there, before any m64n64 variant). If all pass and the large rows hold,
 # `git apply` it with the figures. Command (carry .device-deps, .snap):
 #   rm -rf /tmp/t && mkdir -p /tmp/t && tar xzf .snap/tree.tgz -C /tmp/t && cp -r .device-deps /tmp/t/ &&
 #     bash /tmp/t/bench/results/h200/runs/session17/s6.sh $OUT
@@ -37,4 +38,9 @@ if [ $SECONDS -lt 430 ]; then
     timeout 30 /tmp/probe15 fp32 301x1x87_rt_ct_p2_5_3 1x2869x1368_cn_cn_p1_2_0 1x247x37_cn_rn_p0_3_6 \
       16x16384x16384_rn_rn_p0_0_0 16384x16x16384_rn_rn_p0_0_0 ) > $O/s6-probe.txt 2>&1
 fi
-grep -v "^\[" $S | tail -40; cut -c1-150 $O/s6-probe.txt 2>/dev/null
+# What binds wgmma where N is 16-64 and K deep (0.68-0.73 of cuBLAS): the tensor pipe or the loads.
+if [ $SECONDS -lt 480 ]; then
+  PROBE_PROFILE=1 timeout 90 ncu --profile-from-start off --section SpeedOfLight --section MemoryWorkloadAnalysis \
+    /tmp/probe15 bf16 16384x16x16384_rn_rn_p0_0_0 16384x64x16384_rn_rn_p0_0_0 > $O/s6-ncu-wgmma.txt 2>&1
+fi
+grep -v "^\[" $S | tail -40; cut -c1-150 $O/s6-probe.txt 2>/dev/null; grep -E "^  [a-zA-Z_].*\(|Throughput|Duration|Busy" $O/s6-ncu-wgmma.txt 2>/dev/null | cut -c1-120
