@@ -340,7 +340,7 @@ __device__ void stage_a(const skinny_args<In>& g, std::int64_t row0, std::int64_
   }
   const int shift = 32 - __clz(k_staged - 1);  // k-contiguous A: log2 of its staged rows' span
   const int limit = g.a_k_contiguous ? Rows << shift : Rows * k_staged;
-  // Element e's place: its row and k, and its index in `a_s`.
+  // Element e's row i and k p within the staged block.
   const auto place = [&](int e, int& i, int& p) {
     i = g.a_k_contiguous ? e >> shift : e % Rows;
     p = g.a_k_contiguous ? e & ((1 << shift) - 1) : e / Rows;
