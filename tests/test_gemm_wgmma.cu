@@ -208,6 +208,9 @@ TEST_CASE("wgmma reads every operand element where TMA wrote it", "[gemm][wgmma]
   SECTION("A M-contiguous (M-major, transposed)") { check_operand_layout<false, policy::block_m, 64>(); }
   SECTION("B K-contiguous (K-major)") { check_operand_layout<true, policy::block_n, 256>(); }
   SECTION("B N-contiguous (N-major, transposed)") { check_operand_layout<false, policy::block_n, 256>(); }
+  // The narrow tiles: B of 64 columns, read whole by each m64n64 wgmma.
+  SECTION("narrow B K-contiguous") { check_operand_layout<true, gk::wgmma_narrow_policy::block_n, 64>(); }
+  SECTION("narrow B N-contiguous") { check_operand_layout<false, gk::wgmma_narrow_policy::block_n, 64>(); }
 }
 
 TEST_CASE("the shared-memory ring fits the H200 and keeps every stage 1024-byte aligned", "[gemm][wgmma]") {
@@ -217,6 +220,29 @@ TEST_CASE("the shared-memory ring fits the H200 and keeps every stage 1024-byte 
   STATIC_REQUIRE(shape::stage_bytes % 1024 == 0);
   STATIC_REQUIRE(shape::a_bytes % 1024 == 0);
   STATIC_REQUIRE(shape::shared_bytes <= 227 * 1024);  // the opt-in limit of sm_90
+  using narrow = gkd::wgmma_shape<gk::wgmma_narrow_policy>;
+  STATIC_REQUIRE(narrow::threads == 384);
+  STATIC_REQUIRE(narrow::stage_bytes == 24 * 1024);
+  STATIC_REQUIRE(narrow::stage_bytes % 1024 == 0);
+  STATIC_REQUIRE(narrow::shared_bytes <= 227 * 1024);
+}
+
+TEST_CASE("gemm_wgmma plans 128 x 64 tiles where N is at most 64 and 128 x 256 beyond", "[gemm][wgmma][plan]") {
+  for (const std::int64_t n : {1, 9, 33, 63, 64, 65, 256, 1000}) {
+    INFO("N = " << n);
+    const foundry::gemm_plan plan =
+        gk::wgmma_plan<__nv_bfloat16>(foundry::test::fake_gemm_problem({16384, n, 16384}), 0, 132);
+    const bool narrow = n <= 64;
+    CHECK(plan.block_n == (narrow ? 64 : 256));
+    CHECK(plan.stages == (narrow ? 8 : 4));
+    CHECK((plan.block_m == 128 && plan.block_k == 64));
+    CHECK((std::string(plan.why).find("m64n64k16") != std::string::npos) == narrow);
+  }
+  // An explicit policy keeps its tile whatever N is.
+  CHECK(gk::wgmma_plan<__nv_bfloat16, gk::wgmma_policy>(foundry::test::fake_gemm_problem({4096, 16, 4096}), 0, 132)
+            .block_n == 256);
+  // 16384 x 64 x 16384: 128 tiles of 128 x 64, every SM but 4 busy: no split.
+  CHECK(gk::wgmma_plan<__nv_bfloat16>(foundry::test::fake_gemm_problem({16384, 64, 16384}), 0, 132).split_k == 1);
 }
 
 TEST_CASE("the dispatch offers the wgmma rung only where it runs", "[gemm][wgmma]") {
@@ -333,6 +359,31 @@ TEMPLATE_TEST_CASE("gemm_wgmma matches the reference on odd shapes in every layo
       c.b_n_contiguous = b_n;
       CHECK(require_matches<TestType>(c).path);
     }
+  }
+}
+
+TEMPLATE_TEST_CASE("gemm_wgmma's 128 x 64 tiles match the reference where N is at most 64", "[gpu][gemm][wgmma]",
+                   __nv_bfloat16, __half) {
+  // N from 1 to 64 (the narrow tiles' whole width), ragged tile rows, K with a ragged stage and
+  // the 8-stage ring wrapping (K = 1000: 16 stages); then C off sectors with split-K.
+  SKIP_UNLESS_WGMMA_RUNS();
+  const shape shapes[] = {{300, 64, 1000}, {1157, 63, 200}, {129, 9, 777},
+                          {2000, 33, 130}, {64, 64, 64},    {5000, 1, 72}};
+  for (const auto& [a_k, b_n] : layouts) {
+    for (const auto& sh : shapes) {
+      gemm_case c = make_gemm_case(sh, 1.0f, 0.5f);
+      c.a_k_contiguous = a_k;
+      c.b_n_contiguous = b_n;
+      CHECK(require_matches<TestType>(c).path);
+    }
+  }
+  for (const int splits : {0, 5}) {
+    gemm_case c = make_gemm_case({777, 40, 3000}, 1.5f, 0.0f);
+    c.c_ld_extra = 3;
+    c.c_offset = 1;
+    gk::split_k_options options;
+    options.split_k = splits;
+    CHECK(require_matches_split<TestType>(c, options).path);
   }
 }
 

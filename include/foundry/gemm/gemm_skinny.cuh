@@ -397,25 +397,58 @@ __device__ __forceinline__ int lane_element(int lane, int v) {
   return Vector ? W * lane + v : lane + 32 * v;
 }
 
+/// What a lane holds of one load of B until it uses it: one vector (`Vector`), or its W
+/// elements as they were loaded, a register each, converted to float only where the FMAs
+/// use them. Packed two to a word as they arrived (the vector's layout), the 16-bit scalar
+/// paths waited for each row's loads before issuing the next row's: they ran slower than
+/// fp32 with twice the bytes (H100, session 17: 301 x 1 x 87 bf16 11.2 us against fp32's
+/// 6.0, 1 x 2869 x 1368 16.0 against 13.3), and ncu counted about 10 times fp32's
+/// long-scoreboard stalls an instruction at the same instruction count.
+template <class In, int W, bool Vector>
+struct skinny_loaded {
+  using element = skinny_element<In, W>;
+  typename element::vec vec{};
+  __device__ void to_floats(float (&out)[W]) const { element::unpack(vec, out); }
+};
+
+template <class In, int W>
+struct skinny_loaded<In, W, false> {
+  using element = skinny_element<In, W>;
+  typename element::raw raw[W]{};
+  __device__ void to_floats(float (&out)[W]) const {
+#pragma unroll
+    for (int v = 0; v < W; ++v) out[v] = element::value(raw[v]);
+  }
+};
+
 /// Elements `start + lane_element(lane, v)` of a run of B at `run` (contiguous), those
 /// below `limit` (a run's length or the K slice's end), zeros past it: one vector load
 /// when all W are inside, else scalars. Issued together by the caller's unrolled loop.
 template <class In, int W, bool Vector>
-__device__ __forceinline__ typename skinny_element<In, W>::vec load_vector(
-    const typename skinny_element<In, W>::raw* run, std::int64_t start, std::int64_t limit, int lane) {
+__device__ __forceinline__ skinny_loaded<In, W, Vector> load_lane(const typename skinny_element<In, W>::raw* run,
+                                                                  std::int64_t start, std::int64_t limit, int lane) {
   using element = skinny_element<In, W>;
-  constexpr int w = element::width;
+  skinny_loaded<In, W, Vector> out;
   if constexpr (Vector) {
-    if (start + w * lane + (w - 1) < limit)
-      return __ldcs(reinterpret_cast<const typename element::vec*>(run + start + w * lane));
-  }
-  typename element::raw r[w];
+    if (start + W * lane + (W - 1) < limit) {
+      out.vec = __ldcs(reinterpret_cast<const typename element::vec*>(run + start + W * lane));
+    } else {  // the run's end: the elements inside, one at a time
+      typename element::raw r[W];
 #pragma unroll
-  for (int v = 0; v < w; ++v) {
-    const std::int64_t e = start + lane_element<Vector, w>(lane, v);
-    r[v] = e < limit ? __ldcs(run + e) : typename element::raw{0};
+      for (int v = 0; v < W; ++v) {
+        const std::int64_t e = start + W * lane + v;
+        r[v] = e < limit ? __ldcs(run + e) : typename element::raw{0};
+      }
+      out.vec = element::pack(r);
+    }
+  } else {
+#pragma unroll
+    for (int v = 0; v < W; ++v) {
+      const std::int64_t e = start + lane + 32 * v;
+      out.raw[v] = e < limit ? __ldcs(run + e) : typename element::raw{0};
+    }
   }
-  return element::pack(r);
+  return out;
 }
 
 /// Rows [begin, end) of a K chunk of `kc` rows (kc <= chunk) that warp `warp` of `Warps`
@@ -550,17 +583,16 @@ __global__ void __launch_bounds__(skinny_policy::along_n_threads, skinny_policy:
     int p_begin = 0, p_end = 0;
     detail::warp_k_share<warps, unroll>(kc, warp, p_begin, p_end);
     for (int p = p_begin; p < p_end; p += unroll) {
-      typename element::vec r[unroll];
+      detail::skinny_loaded<In, w, Vector> r[unroll];
 #pragma unroll
       for (int u = 0; u < unroll; ++u) {  // all loads first: unroll rows of B in flight
-        r[u] = p + u < p_end ? detail::load_vector<In, w, Vector>(b + (k0 + p + u) * g.ldb, col0, g.n, lane)
-                             : typename element::vec{};
+        if (p + u < p_end) r[u] = detail::load_lane<In, w, Vector>(b + (k0 + p + u) * g.ldb, col0, g.n, lane);
       }
 #pragma unroll
       for (int u = 0; u < unroll; ++u) {
         if (p + u < p_end) {
           float bv[w];
-          element::unpack(r[u], bv);
+          r[u].to_floats(bv);
           detail::accumulate_row<Rows>(smem + (p + u) * Rows, bv, acc);
         }
       }
@@ -607,21 +639,20 @@ __global__ void __launch_bounds__(skinny_policy::along_k_threads, skinny_policy:
     __syncthreads();
     const int kc = static_cast<int>(k_end - k0 < chunk ? k_end - k0 : chunk);
     for (int s0 = 0; s0 < kc; s0 += step * steps_in_flight) {
-      typename element::vec r[steps_in_flight][cols];
+      detail::skinny_loaded<In, w, Vector> r[steps_in_flight][cols];
 #pragma unroll
       for (int t = 0; t < steps_in_flight; ++t) {  // all loads first
 #pragma unroll
         for (int c = 0; c < cols; ++c) {
-          r[t][c] = col0 + c < g.n
-                        ? detail::load_vector<In, w, Vector>(b + (col0 + c) * g.ldb + k0, s0 + t * step, kc, lane)
-                        : typename element::vec{};
+          if (col0 + c < g.n)
+            r[t][c] = detail::load_lane<In, w, Vector>(b + (col0 + c) * g.ldb + k0, s0 + t * step, kc, lane);
         }
       }
 #pragma unroll
       for (int t = 0; t < steps_in_flight; ++t) {
         float bv[cols][w];
 #pragma unroll
-        for (int c = 0; c < cols; ++c) element::unpack(r[t][c], bv[c]);
+        for (int c = 0; c < cols; ++c) r[t][c].to_floats(bv[c]);
         const int p = s0 + t * step;  // past kc: zeros in a_s and in bv
 #pragma unroll
         for (int i = 0; i < Rows; ++i) {

@@ -40,6 +40,11 @@
 ///    rung 4: the wgmma accumulator layout of a warp is that of 32 mma.m16n8 tiles
 ///    side by side) and never reads C when beta == 0.
 ///
+/// N at most 64 (`wgmma_narrow_policy`, which the default plan picks there): 128 × 64 tiles,
+/// one `wgmma.m64n64k16` per consumer and 16 of K, a stage of 24 KiB and a ring of 8 of
+/// them. The 256-wide tile would multiply zeros in three quarters or more of its tensor work
+/// for such a product (a batch of 16 activations through a 16384 × 16384 weight).
+///
 /// TF32 (fp32 inputs, `gemm_math::tf32`): the same kernel with `wgmma_tf32_policy`. A
 /// 128-byte swizzled row holds 32 floats, so a stage is 32 deep in K (the same 48 KiB),
 /// each consumer issues 4 `wgmma.m64n256k8.tf32` per stage, and TMA moves the floats'
@@ -163,10 +168,27 @@ struct wgmma_tf32_policy : wgmma_policy {
   static constexpr int block_k = 32;
 };
 
+/// Tiling of the wgmma kernel for 16-bit products whose N is at most 64: `wgmma_policy`
+/// with block tiles of 128 × 64 (one `wgmma.m64n64k16` per consumer and 16 of K), where the
+/// 256-wide tile multiplies zeros in three quarters or more of its tensor work (16384 × 16 ×
+/// 16384 bf16 ran at 0.68 of cuBLAS on the H100, session 17). B's stage is 8 KiB, so the
+/// ring holds 8 stages of 24 KiB (192 KiB) and keeps more of A in flight. Not measured yet.
+struct wgmma_narrow_policy : wgmma_policy {
+  /// Columns of the block tile: one m64n64 wgmma wide.
+  static constexpr int block_n = 64;
+  /// Ring of 8 × 24 KiB.
+  static constexpr int stages = 8;
+};
+
+/// The default tiling of 16-bit inputs: the plan (`wgmma_plan`) takes `wgmma_narrow_policy`
+/// where N is at most its block_n, else `wgmma_policy`, and the launch follows the plan's
+/// block_n. Not a tiling itself.
+struct wgmma_auto_policy {};
+
 /// The default tiling of the wgmma kernel for inputs `In`: `wgmma_tf32_policy` for float
-/// (TF32), `wgmma_policy` for fp16 and bf16.
+/// (TF32), `wgmma_auto_policy` for fp16 and bf16.
 template <class In>
-using wgmma_default_policy = std::conditional_t<std::is_same_v<In, float>, wgmma_tf32_policy, wgmma_policy>;
+using wgmma_default_policy = std::conditional_t<std::is_same_v<In, float>, wgmma_tf32_policy, wgmma_auto_policy>;
 
 /// Whether TMA can describe `p`'s operands, so that `gemm_wgmma` runs the wgmma
 /// kernel rather than falling back to rung 4: both bases 16-byte aligned, both
@@ -216,7 +238,8 @@ struct wgmma_shape {
       staging_offset + std::size_t{consumer_warps} * swizzled_tile_floats * sizeof(float) + 1024;
   static_assert(Policy::block_m % 64 == 0 && consumers >= 1 && consumers <= 2,
                 "block_m: 64 or 128 (one or two consumer warpgroups of 64 rows)");
-  static_assert(Policy::block_n == 256, "block_n: 256, the wgmma N this kernel issues");
+  static_assert(Policy::block_n == 256 || (Policy::block_n == 64 && element_bytes == 2),
+                "block_n: 256, or 64 for 16-bit inputs: the wgmma N this kernel issues");
   static_assert(Policy::block_k == 64 || Policy::block_k == 32,
                 "block_k: one 128-byte swizzled row, 64 16-bit elements or 32 floats");
   static_assert(Policy::stages >= 2, "the ring needs a stage being filled besides the one being read");
@@ -348,7 +371,7 @@ __device__ __forceinline__ void wgmma_produce(const wgmma_schedule<Policy>& sche
   }
 }
 
-/// A consumer warpgroup's work: for each unit of this block, 64 rows × 256 columns
+/// A consumer warpgroup's work: for each unit of this block, 64 rows × block_n columns
 /// of its tile (rows 64·consumer ..), `k_steps` wgmma per stage with one group kept in
 /// flight, each stage released once the group that read it has completed, then the
 /// epilogue into C + split·c_slice_stride: straight from the accumulators where C's rows
@@ -371,9 +394,10 @@ __device__ __forceinline__ void wgmma_consume(const wgmma_schedule<Policy>& sche
   std::uint32_t phase = 0;
   for (std::int64_t u = blockIdx.x; u < schedule.units; u += gridDim.x) {
     const auto w = schedule(u);
-    float acc[1][32][4];  // [1][..]: the shape store_accumulators takes (one 16-row fragment per warp)
+    constexpr int n_fragments = Policy::block_n / 8;  // a warp's 16 rows: 8 columns a fragment
+    float acc[1][n_fragments][4];  // [1][..]: the shape store_accumulators takes (one 16-row fragment per warp)
 #pragma unroll
-    for (int i = 0; i < 32; ++i) {
+    for (int i = 0; i < n_fragments; ++i) {
 #pragma unroll
       for (int j = 0; j < 4; ++j) acc[0][i][j] = 0.0f;
     }
@@ -390,7 +414,7 @@ __device__ __forceinline__ void wgmma_consume(const wgmma_schedule<Policy>& sche
         if constexpr (std::is_same_v<In, float>) {
           wgmma_m64n256k8_tf32(acc[0], desc_a, desc_b);  // both K-major (wgmma_operand)
         } else {
-          wgmma_m64n256k16<In, AOperand::transpose, BOperand::transpose>(acc[0], desc_a, desc_b);
+          wgmma_m64k16<In, AOperand::transpose, BOperand::transpose>(acc[0], desc_a, desc_b);
         }
       }
       wgmma_commit();
@@ -524,14 +548,23 @@ template <class Policy = wgmma_policy>
 /// on `sm_count` SMs.
 template <class In, class Policy = wgmma_default_policy<In>>
 [[nodiscard]] gemm_plan wgmma_plan(const gemm_problem<In, float>& p, int requested, int sm_count) {
-  constexpr bool tf32 = std::is_same_v<In, float>;
-  gemm_plan plan = foundry::detail::plan_with_policy<Policy>(
-      gemm_rung::wgmma, tf32 ? "TF32 asked for, on compute capability 9.0 with sm_90a code, K-major operands TMA "
-                               "can describe"
-                             : "16-bit inputs on compute capability 9.0 with sm_90a code, operands TMA can describe");
-  plan.tf32 = tf32;
-  detail::record_split(plan, wgmma_split_k<Policy>(p.m, p.n, p.k, requested, sm_count), p);
-  return plan;
+  if constexpr (std::is_same_v<Policy, wgmma_auto_policy>) {
+    static_assert(!std::is_same_v<In, float>, "TF32 tiles with wgmma_tf32_policy");
+    return p.n <= wgmma_narrow_policy::block_n ? wgmma_plan<In, wgmma_narrow_policy>(p, requested, sm_count)
+                                               : wgmma_plan<In, wgmma_policy>(p, requested, sm_count);
+  } else {
+    constexpr bool tf32 = std::is_same_v<In, float>;
+    gemm_plan plan = foundry::detail::plan_with_policy<Policy>(
+        gemm_rung::wgmma, tf32 ? "TF32 asked for, on compute capability 9.0 with sm_90a code, K-major operands TMA "
+                                 "can describe"
+                          : Policy::block_n == 64
+                              ? "16-bit inputs on compute capability 9.0 with sm_90a code, operands TMA can describe; "
+                                "N at most 64: 128 x 64 tiles (m64n64k16)"
+                              : "16-bit inputs on compute capability 9.0 with sm_90a code, operands TMA can describe");
+    plan.tf32 = tf32;
+    detail::record_split(plan, wgmma_split_k<Policy>(p.m, p.n, p.k, requested, sm_count), p);
+    return plan;
+  }
 }
 
 namespace detail {
@@ -567,43 +600,51 @@ void launch_wgmma(const gemm_plan& plan, const gemm_problem<In, float>& p, cuda:
                   cuda::stream_ref s) {
   static_assert(std::is_same_v<In, __half> || std::is_same_v<In, __nv_bfloat16> || std::is_same_v<In, float>,
                 "gemm_wgmma takes __half or __nv_bfloat16 inputs, or float ones multiplied as TF32");
-  using shape = detail::wgmma_shape<Policy>;
-  detail::require_wgmma_built();
-  if (p.m <= 0 || p.n <= 0) return;  // nothing to compute, nothing to touch
-  const auto& device = get_device_properties(stream_device(s.get()));
-  detail::require_wgmma_device(device.compute_capability());
-  FOUNDRY_EXPECTS(gemm_wgmma_tma_path(p),
-                  "gemm_wgmma: TMA cannot describe these operands (bases 16-byte aligned, leading dimensions "
-                  "multiples of 16 bytes, extents below 2^31, K > 0; both K-major for TF32)");
-
-  // A(i, p) and B(p, j) as stored: rows × contiguous columns. Both K-major for TF32.
-  constexpr int bytes = sizeof(In);
-  using a_k = detail::wgmma_operand<true, Policy::block_m, bytes>;
-  using b_k = detail::wgmma_operand<true, Policy::block_n, bytes>;
-  CUtensorMap map_a{}, map_b{};
-  if constexpr (bytes == 4) {
-    map_a = detail::operand_map<a_k>(p.a, p.m, p.k, p.lda);
-    map_b = detail::operand_map<b_k>(p.b, p.n, p.k, p.ldb);
+  if constexpr (std::is_same_v<Policy, wgmma_auto_policy>) {
+    static_assert(!std::is_same_v<In, float>, "TF32 tiles with wgmma_tf32_policy");
+    // The plan names the tiling by its tile.
+    if (plan.block_n == wgmma_narrow_policy::block_n)
+      return launch_wgmma<In, wgmma_narrow_policy>(plan, p, workspace, s);
+    return launch_wgmma<In, wgmma_policy>(plan, p, workspace, s);
   } else {
-    using a_m = detail::wgmma_operand<false, Policy::block_m, bytes>;
-    using b_n = detail::wgmma_operand<false, Policy::block_n, bytes>;
-    map_a = p.a_k_contiguous ? detail::operand_map<a_k>(p.a, p.m, p.k, p.lda)
-                             : detail::operand_map<a_m>(p.a, p.k, p.m, p.lda);
-    map_b = p.b_n_contiguous ? detail::operand_map<b_n>(p.b, p.k, p.n, p.ldb)
-                             : detail::operand_map<b_k>(p.b, p.n, p.k, p.ldb);
-  }
+    using shape = detail::wgmma_shape<Policy>;
+    detail::require_wgmma_built();
+    if (p.m <= 0 || p.n <= 0) return;  // nothing to compute, nothing to touch
+    const auto& device = get_device_properties(stream_device(s.get()));
+    detail::require_wgmma_device(device.compute_capability());
+    FOUNDRY_EXPECTS(gemm_wgmma_tma_path(p),
+                    "gemm_wgmma: TMA cannot describe these operands (bases 16-byte aligned, leading dimensions "
+                    "multiples of 16 bytes, extents below 2^31, K > 0; both K-major for TF32)");
 
-  launch_config c;
-  c.block = dim3(shape::threads, 1, 1);
-  // Persistent: one block per SM, never more than the units.
-  const std::int64_t units =
-      ceil_div<std::int64_t>(p.m, Policy::block_m) * ceil_div<std::int64_t>(p.n, Policy::block_n) * plan.split_k;
-  c.grid = dim3(static_cast<unsigned>(std::min<std::int64_t>(units, device.sm_count)), 1, 1);
-  c.dynamic_shared_bytes = shape::shared_bytes;
-  const detail::split_k_output<In> out(p, plan.split_k, workspace, s);
-  launch(s, c, detail::select_wgmma_kernel<In, Policy>(p), map_a, map_b, out.problem(), plan.k_per_split, plan.split_k,
-         out.slice_stride());
-  out.reduce(s);
+    // A(i, p) and B(p, j) as stored: rows × contiguous columns. Both K-major for TF32.
+    constexpr int bytes = sizeof(In);
+    using a_k = detail::wgmma_operand<true, Policy::block_m, bytes>;
+    using b_k = detail::wgmma_operand<true, Policy::block_n, bytes>;
+    CUtensorMap map_a{}, map_b{};
+    if constexpr (bytes == 4) {
+      map_a = detail::operand_map<a_k>(p.a, p.m, p.k, p.lda);
+      map_b = detail::operand_map<b_k>(p.b, p.n, p.k, p.ldb);
+    } else {
+      using a_m = detail::wgmma_operand<false, Policy::block_m, bytes>;
+      using b_n = detail::wgmma_operand<false, Policy::block_n, bytes>;
+      map_a = p.a_k_contiguous ? detail::operand_map<a_k>(p.a, p.m, p.k, p.lda)
+                               : detail::operand_map<a_m>(p.a, p.k, p.m, p.lda);
+      map_b = p.b_n_contiguous ? detail::operand_map<b_n>(p.b, p.k, p.n, p.ldb)
+                               : detail::operand_map<b_k>(p.b, p.n, p.k, p.ldb);
+    }
+
+    launch_config c;
+    c.block = dim3(shape::threads, 1, 1);
+    // Persistent: one block per SM, never more than the units.
+    const std::int64_t units =
+        ceil_div<std::int64_t>(p.m, Policy::block_m) * ceil_div<std::int64_t>(p.n, Policy::block_n) * plan.split_k;
+    c.grid = dim3(static_cast<unsigned>(std::min<std::int64_t>(units, device.sm_count)), 1, 1);
+    c.dynamic_shared_bytes = shape::shared_bytes;
+    const detail::split_k_output<In> out(p, plan.split_k, workspace, s);
+    launch(s, c, detail::select_wgmma_kernel<In, Policy>(p), map_a, map_b, out.problem(), plan.k_per_split,
+           plan.split_k, out.slice_stride());
+    out.reduce(s);
+  }
 }
 
 }  // namespace foundry::gemm_kernels

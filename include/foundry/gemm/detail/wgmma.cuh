@@ -6,6 +6,8 @@
 ///   128 threads) += A (64 × 16) · B (16 × 256), A and B fp16 or bf16 read from
 ///   shared memory through 64-bit matrix descriptors
 ///   (`wgmma.mma_async.sync.aligned.m64n256k16.f32.{f16,bf16}.{f16,bf16}`);
+/// - `wgmma_m64n64k16`: the same for B (16 × 64), a quarter of the accumulators, for
+///   products of N at most 64 (`wgmma_m64k16` picks either from the accumulators' shape);
 /// - `wgmma_m64n256k8_tf32`: the same for A (64 × 8) and B (8 × 256) read as TF32
 ///   from fp32 in shared memory, both K-major (the TF32 form has no transpose);
 /// - `wgmma_fence`, `wgmma_commit`, `wgmma_wait`: the fence before a batch of
@@ -188,7 +190,61 @@ __device__ inline void wgmma_m64n256k8_tf32(float (&d)[32][4], std::uint64_t des
       : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
 
+// The 32 accumulator placeholders and operands of an m64n64 wgmma: %0 .. %31 are d[i][j]
+// = d[4i + j] of the PTX fragment; %32 and %33 the descriptors of A and B, %34 scale-d, %35
+// and %36 the transpose immediates.
+#define FOUNDRY_WGMMA_N64_D_PLACEHOLDERS \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define FOUNDRY_WGMMA_N64_D_OPERANDS \
+  "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), \
+      "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), \
+      "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), \
+      "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), \
+      "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
+
+#define FOUNDRY_WGMMA_M64N64K16(type) \
+  asm volatile( \
+      "{\n" \
+      ".reg .pred p;\n" \
+      "setp.ne.b32 p, %34, 0;\n" \
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32." type "." type " {" FOUNDRY_WGMMA_N64_D_PLACEHOLDERS \
+      "}, %32, %33, p, 1, 1, %35, %36;\n" \
+      "}\n" \
+      : FOUNDRY_WGMMA_N64_D_OPERANDS \
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TransposeA ? 1 : 0), "n"(TransposeB ? 1 : 0))
+
+/// `wgmma_m64n256k16` for a 64 × 64 × 16 tile (`wgmma.mma_async...m64n64k16`): a quarter
+/// of the accumulators, d[i] for i = 0 .. 7 with the same fragment layout, for products
+/// whose N is at most 64, where the m64n256 form would multiply zeros in 3/4 of its work
+/// or more.
+template <class In, bool TransposeA, bool TransposeB>
+__device__ inline void wgmma_m64n64k16(float (&d)[8][4], std::uint64_t desc_a, std::uint64_t desc_b,
+                                       std::uint32_t scale_d = 1) {
+  static_assert(std::is_same_v<In, __half> || std::is_same_v<In, __nv_bfloat16>,
+                "wgmma_m64n64k16 takes __half or __nv_bfloat16 inputs");
+  if constexpr (std::is_same_v<In, __half>) {
+    FOUNDRY_WGMMA_M64N64K16("f16");
+  } else {
+    FOUNDRY_WGMMA_M64N64K16("bf16");
+  }
+}
+
+/// The 16-bit wgmma of a consumer's 64 × N × 16 step, N = 8 × NFragments: 256 or 64.
+template <class In, bool TransposeA, bool TransposeB, int NFragments>
+__device__ inline void wgmma_m64k16(float (&d)[NFragments][4], std::uint64_t desc_a, std::uint64_t desc_b) {
+  static_assert(NFragments == 32 || NFragments == 8, "wgmma N: 256 or 64");
+  if constexpr (NFragments == 32) {
+    wgmma_m64n256k16<In, TransposeA, TransposeB>(d, desc_a, desc_b);
+  } else {
+    wgmma_m64n64k16<In, TransposeA, TransposeB>(d, desc_a, desc_b);
+  }
+}
+
 #undef FOUNDRY_WGMMA_M64N256K16
+#undef FOUNDRY_WGMMA_M64N64K16
+#undef FOUNDRY_WGMMA_N64_D_OPERANDS
+#undef FOUNDRY_WGMMA_N64_D_PLACEHOLDERS
 #undef FOUNDRY_WGMMA_N256_D_OPERANDS
 #undef FOUNDRY_WGMMA_N256_D_PLACEHOLDERS
 
