@@ -1066,3 +1066,81 @@ TEMPLATE_TEST_CASE("gemm runs the sweep's small misaligned problems on the plans
                                        })
             .path);
 }
+
+namespace {
+
+// One problem of the back-to-back test: row-major A (m × k) and B (k × n) with leading
+// dimensions k + pad_a and n + pad_b, C (m × n) with n + pad_c.
+struct chained_shape {
+  std::int64_t m, n, k;
+  int pad_a, pad_b, pad_c;
+};
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("gemm calls back to back on one stream each see the C that the call before wrote", "[gpu][gemm]",
+                   float, __nv_bfloat16) {
+  FOUNDRY_SKIP_UNLESS_BUILT_FOR_DEVICE();
+  // Every kernel of a GEMM (the copies of misaligned operands, the product, the split-K
+  // reduce) is a programmatic dependent launch on sm_90: it may start while the kernel
+  // before it runs and must wait before its first access. Three calls into one C, with
+  // no synchronisation: C = AB, C = AB + C, C = -AB/2 + C, so each reads the C the one
+  // before wrote (through its reduce where K is split). The shapes take, on an H100 or
+  // H200: rung 4's fallback split 5 ways (fp32: rung 3 split twice), split wgmma or rung
+  // 3, the skinny kernels split along K (both orientations), a packed operand.
+  const chained_shape shapes[] = {{1492, 37, 139, 6, 2, 0}, {256, 256, 4096, 0, 0, 0}, {3, 2000, 3000, 0, 0, 0},
+                                  {2000, 5, 3000, 1, 0, 3}, {300, 200, 700, 1, 3, 0},  {33, 31, 1, 0, 0, 0}};
+  foundry::stream s;
+  struct operands {
+    std::vector<TestType> a, b;
+    foundry::device_buffer<TestType> da, db;
+    foundry::device_buffer<float> dc;
+  };
+  std::vector<operands> ops;
+  std::uint64_t seed = 70;
+  for (const chained_shape& sh : shapes) {
+    operands o;
+    o.a = random_matrix<TestType>(sh.m * (sh.k + sh.pad_a), seed++);
+    o.b = random_matrix<TestType>(sh.k * (sh.n + sh.pad_b), seed++);
+    o.da = foundry::test::to_device(o.a, s);
+    o.db = foundry::test::to_device(o.b, s);
+    o.dc = foundry::test::poisoned_device_buffer<float>(static_cast<std::size_t>(sh.m * (sh.n + sh.pad_c)), s);
+    ops.push_back(std::move(o));
+  }
+  foundry::synchronize(s);  // the operands are in place; from here on, nothing waits
+  for (const auto& [alpha, beta] : {std::pair{1.0f, 0.0f}, std::pair{1.0f, 1.0f}, std::pair{-0.5f, 1.0f}}) {
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const chained_shape& sh = shapes[i];
+      foundry::gemm(alpha, matrix_view<const TestType>{ops[i].da.data(), sh.m, sh.k, sh.k + sh.pad_a}, matrix_op::none,
+                    matrix_view<const TestType>{ops[i].db.data(), sh.k, sh.n, sh.n + sh.pad_b}, matrix_op::none, beta,
+                    matrix_view<float>{ops[i].dc.data(), sh.m, sh.n, sh.n + sh.pad_c}, s);
+    }
+  }
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const chained_shape& sh = shapes[i];
+    const auto got = foundry::test::to_host(ops[i].dc, s);
+    // Each call rounds its K-term sums in fp32: at most gamma_k sum|a||b| (k u, u = 2^-24)
+    // apart from the double reference, whatever the order or split; the three calls and
+    // their blends stay within 3 k u sum|a||b| + 4 u |C|. A missed call is off by half
+    // the product or more, and a read of the poison gives NaN.
+    const double u = 0x1.0p-24;
+    std::int64_t wrong = 0;
+    for (std::int64_t r = 0; r < sh.m; ++r) {
+      for (std::int64_t c = 0; c < sh.n; ++c) {
+        double sum = 0.0, scale = 0.0;
+        for (std::int64_t p = 0; p < sh.k; ++p) {
+          const double term = double{to_float(ops[i].a[static_cast<std::size_t>(r * (sh.k + sh.pad_a) + p)])} *
+                              to_float(ops[i].b[static_cast<std::size_t>(p * (sh.n + sh.pad_b) + c)]);
+          sum += term;
+          scale += std::abs(term);
+        }
+        const double expected = 1.5 * sum;
+        const double bound = 3.0 * static_cast<double>(sh.k) * u * scale + 4.0 * u * std::abs(expected);
+        const float value = got[static_cast<std::size_t>(r * (sh.n + sh.pad_c) + c)];
+        wrong += std::abs(value - expected) <= bound ? 0 : 1;  // NaN fails
+      }
+    }
+    CAPTURE(sh.m, sh.n, sh.k, sh.pad_a, sh.pad_b, sh.pad_c);
+    CHECK(wrong == 0);
+  }
+}

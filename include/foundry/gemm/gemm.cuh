@@ -562,7 +562,10 @@ void gemm_with(gemm_rung rung, float alpha, matrix_view<TA> a, matrix_op op_a, m
 /// - Asynchronous: enqueued on `s`; returns without synchronising. The fp32
 ///   path and the 16-bit rungs (tensor_core, wgmma) may allocate split-K
 ///   workspace and the packed copies, stream-ordered on `s`; so
-///   may the skinny rung (M or N small).
+///   may the skinny rung (M or N small). On sm_90 and later the kernels of rungs 3 to 5,
+///   of the skinny rung, of the copies and of the split-K reduce are programmatic dependent
+///   launches (`launch_dependency::programmatic`): each may become resident while the kernel
+///   before it on `s` runs, and waits for it before touching memory.
 /// - Throws `std::invalid_argument` for inconsistent shapes, a leading
 ///   dimension too small, an extent past the address range or a null pointer with
 ///   elements (before touching the GPU), C overlapping A or B, or an operand that the

@@ -51,6 +51,7 @@
 #include <foundry/core/overlap.cuh>
 #include <foundry/gemm/gemm_plan.cuh>
 #include <foundry/gemm/gemm_problem.cuh>
+#include <foundry/launch/dependent_launch.cuh>
 #include <foundry/launch/grid_stride.cuh>
 #include <foundry/launch/launch.cuh>
 #include <foundry/launch/launch_config.cuh>
@@ -399,6 +400,8 @@ inline void record_packing(gemm_plan& plan, const gemm_pack_plan& packing) noexc
 template <class Word, int Width>
 __global__ void pack_operand_kernel(const Word* __restrict__ src, std::int64_t src_ld, std::int64_t rows,
                                     std::int64_t cols, Word* __restrict__ dst, std::int64_t dst_ld) {
+  allow_dependent_launch();
+  wait_for_prior_grids();  // the other copy, or the call before, may still run
   const std::int64_t vectors_per_row = dst_ld / Width;
   for (const std::uint64_t v : grid_stride_range(static_cast<std::uint64_t>(rows * vectors_per_row))) {
     const auto r = static_cast<std::int64_t>(v / static_cast<std::uint64_t>(vectors_per_row));
@@ -421,7 +424,8 @@ void enqueue_pack(const In* src, stored_shape shape, std::int64_t src_ld, In* ds
   using word = typename foundry::detail::raw_vector<sizeof(In)>::type;
   constexpr int width = static_cast<int>(pack_ld_multiple<In>);
   const auto vectors = static_cast<std::uint64_t>(shape.rows * (dst_ld / width));
-  const launch_config c = make_launch_config_1d(vectors, Policy::block_threads);
+  launch_config c = make_launch_config_1d(vectors, Policy::block_threads);
+  c.dependency = launch_dependency::programmatic;  // the kernel waits before its first access
   launch(s, c, pack_operand_kernel<word, width>, reinterpret_cast<const word*>(src), src_ld, shape.rows, shape.cols,
          reinterpret_cast<word*>(dst), dst_ld);
 }

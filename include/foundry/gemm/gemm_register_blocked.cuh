@@ -44,6 +44,7 @@
 #include <foundry/gemm/detail/tile_loaders.cuh>
 #include <foundry/gemm/gemm_plan.cuh>
 #include <foundry/gemm/gemm_problem.cuh>
+#include <foundry/launch/dependent_launch.cuh>
 #include <foundry/launch/launch.cuh>
 #include <foundry/launch/launch_config.cuh>
 #include <foundry/runtime/device.cuh>
@@ -240,6 +241,8 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
                             std::int64_t ldo, std::int64_t out_slice_stride, float alpha, float beta, bool out_vector) {
   constexpr int bm = Policy::block_m, bn = Policy::block_n, bk = Policy::block_k;
   constexpr int threads = Policy::threads;
+  allow_dependent_launch();
+  wait_for_prior_grids();  // a copy of A or B, or the call before, may still run
   using a_loader = detail::operand_loader<bm, bk, threads, Policy::smem_pad, AKContiguous, Vector>;
   using b_loader = detail::operand_loader<bn, bk, threads, Policy::smem_pad, !BNContiguous, Vector>;
   constexpr int a_row = a_loader::row, b_row = b_loader::row;
@@ -419,6 +422,7 @@ void launch_register_blocked(const gemm_plan& plan, const gemm_problem<float, fl
   launch_config config;
   config.block = dim3(Policy::threads, 1, 1);
   config.grid = dim3(static_cast<unsigned>(tiles), 1, static_cast<unsigned>(plan.split_k));
+  config.dependency = launch_dependency::programmatic;  // the kernel waits before its first access
 
   // The kernel for this problem's layouts and alignment: one of eight instantiations.
   using kernel_type =

@@ -54,6 +54,7 @@
 #include <foundry/gemm/gemm_plan.cuh>
 #include <foundry/gemm/gemm_problem.cuh>
 #include <foundry/gemm/gemm_skinny_mma.cuh>
+#include <foundry/launch/dependent_launch.cuh>
 #include <foundry/launch/launch.cuh>
 #include <foundry/launch/launch_config.cuh>
 
@@ -550,6 +551,8 @@ __device__ void sum_lanes_and_store(const skinny_args<In>& g, const float (&acc)
 template <class In, int Rows, bool Vector, bool Narrow = false>
 __global__ void __launch_bounds__(skinny_policy::along_n_threads, skinny_policy::along_n_min_blocks_per_sm)
     skinny_along_n_kernel(detail::skinny_args<In> g) {
+  allow_dependent_launch();
+  wait_for_prior_grids();  // the kernel before on the stream may still run
   static_assert(!(Vector && Narrow), "the narrow layout reads B one element at a time");
   constexpr int w = skinny_policy::along_n_lane_columns(Rows, skinny_elements_per_load<In>, Narrow);
   using element = detail::skinny_element<In, w>;  // one vector a lane: w columns
@@ -608,6 +611,8 @@ __global__ void __launch_bounds__(skinny_policy::along_n_threads, skinny_policy:
 template <class In, int Rows, bool Vector>
 __global__ void __launch_bounds__(skinny_policy::along_k_threads, skinny_policy::along_k_min_blocks_per_sm)
     skinny_along_k_kernel(detail::skinny_args<In> g) {
+  allow_dependent_launch();
+  wait_for_prior_grids();  // the kernel before on the stream may still run
   using element = detail::skinny_element<In>;
   constexpr int threads = skinny_policy::along_k_threads, warps = threads / 32;
   constexpr int chunk = skinny_policy::chunk_k, cols = skinny_policy::along_k_warp_columns;
@@ -755,6 +760,7 @@ void launch_skinny_core_kernel(const skinny_args<In>& g, int rows, bool narrow, 
                       std::to_string(row_groups) + " row groups");
   launch_config config;
   config.block = dim3(along_n ? skinny_policy::along_n_threads : skinny_policy::along_k_threads, 1, 1);
+  config.dependency = launch_dependency::programmatic;  // the kernels wait before their first access
   config.grid =
       dim3(static_cast<unsigned>(blocks_n), static_cast<unsigned>(split_k), static_cast<unsigned>(row_groups));
   // One of fifteen instantiations: along k [vector][row bucket 1, half, all]; along n

@@ -64,6 +64,7 @@
 #include <foundry/gemm/detail/split_k.cuh>
 #include <foundry/gemm/gemm_plan.cuh>
 #include <foundry/gemm/gemm_problem.cuh>
+#include <foundry/launch/dependent_launch.cuh>
 #include <foundry/launch/launch.cuh>
 #include <foundry/launch/launch_config.cuh>
 
@@ -234,6 +235,8 @@ __device__ void stage_small(const skinny_args<In>& g, std::int64_t row0, std::in
 template <class In, int Rows, bool AlongN, bool Vector, bool SharedK = false>
 __global__ void __launch_bounds__(skinny_mma_policy::threads, skinny_mma_policy::min_blocks_per_sm(Rows))
     skinny_mma_kernel(detail::skinny_args<In> g) {
+  allow_dependent_launch();
+  wait_for_prior_grids();  // the kernel before on the stream may still run
   using policy = skinny_mma_policy;
   static_assert(Rows == 8 || Rows == 16 || Rows == 32, "8, 16 or 32 rows: 1, 2 or 4 mma tiles of 8");
   constexpr int tiles_n = Rows / 8;
@@ -442,6 +445,7 @@ void launch_skinny_mma_kernel(const skinny_args<In>& g, int rows, bool shared_k,
                       std::to_string(row_groups) + " row groups");
   launch_config config;
   config.block = dim3(policy::threads, 1, 1);
+  config.dependency = launch_dependency::programmatic;  // the kernels wait before their first access
   config.grid =
       dim3(static_cast<unsigned>(blocks_large), static_cast<unsigned>(split_k), static_cast<unsigned>(row_groups));
   // One of twelve instantiations: [along n][vector][rows 8, 16, 32].

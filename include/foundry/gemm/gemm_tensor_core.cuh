@@ -55,6 +55,7 @@
 #include <foundry/gemm/detail/tile_loaders.cuh>
 #include <foundry/gemm/gemm_plan.cuh>
 #include <foundry/gemm/gemm_problem.cuh>
+#include <foundry/launch/dependent_launch.cuh>
 #include <foundry/launch/launch.cuh>
 #include <foundry/launch/launch_config.cuh>
 #include <foundry/runtime/device.cuh>
@@ -473,6 +474,8 @@ struct tensor_core_block {
 template <class In, class Policy, bool AKContiguous, bool BKContiguous>
 __global__ void __launch_bounds__(tensor_core_shape<Policy>::threads, Policy::min_blocks_per_sm)
     gemm_tensor_core_kernel(gemm_problem<In, float> p, std::int64_t k_per_split, std::int64_t c_slice_stride) {
+  allow_dependent_launch();
+  wait_for_prior_grids();  // a copy of A or B, or the call before, may still run
   using shape = tensor_core_shape<Policy>;
   extern __shared__ __align__(128) unsigned char s_ring[];
   const std::uint32_t s_base = shared_address(s_ring);
@@ -564,6 +567,8 @@ struct operand_tile_share {
 template <class In, class Policy>
 __global__ void __launch_bounds__(tensor_core_shape<Policy>::threads, Policy::launch_bounds_blocks_per_sm)
     gemm_tensor_core_fallback_kernel(gemm_problem<In, float> p, std::int64_t k_per_split, std::int64_t c_slice_stride) {
+  allow_dependent_launch();
+  wait_for_prior_grids();  // the kernel before on the stream may still run
   using shape = tensor_core_shape<Policy>;
   using a_layout = operand_tile<true, Policy::block_m, Policy::block_k>;
   using b_layout = operand_tile<true, Policy::block_n, Policy::block_k>;
@@ -646,7 +651,8 @@ template <class Policy>
   launch_config c;
   c.block = dim3(tensor_core_shape<Policy>::threads, 1, 1);
   c.dynamic_shared_bytes = dynamic_shared_bytes;
-  if (m <= 0 || n <= 0) return c;  // empty grid: nothing to launch
+  c.dependency = launch_dependency::programmatic;  // both kernels wait before their first access
+  if (m <= 0 || n <= 0) return c;                  // empty grid: nothing to launch
   c.grid = dim3(
       static_cast<unsigned>(ceil_div<std::int64_t>(m, Policy::block_m) * ceil_div<std::int64_t>(n, Policy::block_n)), 1,
       1);

@@ -89,6 +89,7 @@
 #include <foundry/gemm/detail/wgmma.cuh>
 #include <foundry/gemm/gemm_plan.cuh>
 #include <foundry/gemm/gemm_problem.cuh>
+#include <foundry/launch/dependent_launch.cuh>
 #include <foundry/launch/launch.cuh>
 #include <foundry/launch/launch_config.cuh>
 #include <foundry/runtime/device.cuh>
@@ -457,6 +458,8 @@ __global__ void __launch_bounds__(wgmma_shape<Policy>::threads, Policy::min_bloc
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                       gemm_problem<In, float> p, std::int64_t k_per_split, int splits, std::int64_t c_slice_stride) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  allow_dependent_launch();
+  wait_for_prior_grids();  // a copy of A or B, or the call before, may still run
   using shape = wgmma_shape<Policy>;
   static_assert(sizeof(In) == shape::element_bytes, "the policy's block_k is one 128-byte row of In");
   using a_operand = wgmma_operand<AKMajor, Policy::block_m, sizeof(In)>;
@@ -635,6 +638,7 @@ void launch_wgmma(const gemm_plan& plan, const gemm_problem<In, float>& p, cuda:
 
     launch_config c;
     c.block = dim3(shape::threads, 1, 1);
+    c.dependency = launch_dependency::programmatic;  // the kernel waits before its first access
     // Persistent: one block per SM, never more than the units.
     const std::int64_t units =
         ceil_div<std::int64_t>(p.m, Policy::block_m) * ceil_div<std::int64_t>(p.n, Policy::block_n) * plan.split_k;

@@ -18,7 +18,7 @@
 /// What a replay still pays per kernel is the GPU's gap between dependent kernels: a
 /// kernel node starts only when the one before it has finished. A kernel launched with
 /// `launch_dependency::programmatic` (sm_90 and later; foundry's memory-bound algorithms
-/// launch that way) is captured with a programmatic edge from the kernel before it
+/// and the GEMM's kernels launch that way) is captured with a programmatic edge from the kernel before it
 /// (`cudaGraphDependencyTypeProgrammatic`), so in a replay, as on a stream, it is
 /// launched while that kernel still runs and waits in `wait_for_prior_grids()` instead:
 /// the launch latency of consecutive kernels overlaps. The semantics are those of the
