@@ -9,7 +9,6 @@
 #include <foundry/gemm/gemm.cuh>
 #include <foundry/runtime/device.cuh>
 #include <foundry/runtime/stream.cuh>
-#include <support/gemm_instances.cuh>
 #include <support/gemm_plan_support.cuh>
 #include <support/gemm_test_case.cuh>
 #include <support/test_support.cuh>

@@ -12,7 +12,6 @@
 // multiplies (inputs rounded to In), in double, so what remains is fp32 accumulation:
 // |c - ref| <= 1e-3 * sum_p |a_ip * b_pj| for every element.
 
-#include "support/gemm_instances.cuh"
 #include "support/test_support.cuh"
 
 #include <foundry/gemm/gemm.cuh>
