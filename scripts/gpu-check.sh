@@ -58,6 +58,9 @@ if has build; then
   s=$SECONDS
   if cmake --preset h200 >"$out/build.log" 2>&1 && cmake --build --preset h200 -j "$(nproc)" ${BUILD_TARGETS:+--target $BUILD_TARGETS} -- -k 0 >>"$out/build.log" 2>&1; then
     note build "ok ($((SECONDS - s)) s)"
+    # The build's wall time is its longest units' (16 cores): say which they were.
+    note units "$(awk 'NR > 1 { n = split($4, part, "/"); printf "%d %s\n", ($2 - $1) / 1000, part[n] }' \
+      build/h200/.ninja_log 2>/dev/null | sort -rn | head -4 | awk '{ printf "%s %s s, ", $2, $1 }')"
   else
     note build "FAILED ($((SECONDS - s)) s): see build.log"; tail -40 "$out/build.log"; fail=1
   fi
