@@ -323,6 +323,13 @@ __device__ void stage_a(const skinny_args<In>& g, std::int64_t row0, std::int64_
   const auto* a = reinterpret_cast<const typename element::raw*>(g.a);
   constexpr int per_round = 8;  // loads in flight a thread
   static_assert((Rows * Chunk) % Threads == 0, "whole rounds of the block");
+  // A(row0 + i, k0 + p), 0 past C's rows or the slice's K, and where it is staged.
+  const auto element_at = [&](int i, int p) {
+    const std::int64_t row = row0 + i, k = k0 + p;
+    return row < g.m && k < k_end ? element::value(__ldg(a + (g.a_k_contiguous ? row * g.lda + k : k * g.lda + row)))
+                                  : 0.0f;
+  };
+  const auto slot = [](int i, int p) { return KMajor ? p * Rows + i : i * Chunk + p; };
   if (k_staged == Chunk) {
     // A whole chunk, as this loop always staged it: its trip count known, ptxas issues each
     // round's loads together. (Looping over k_staged's rounds instead, or loading a round and
@@ -332,10 +339,7 @@ __device__ void stage_a(const skinny_args<In>& g, std::int64_t row0, std::int64_
     for (int e = static_cast<int>(threadIdx.x); e < Rows * Chunk; e += Threads) {
       const int i = g.a_k_contiguous ? e / Chunk : e % Rows;
       const int p = g.a_k_contiguous ? e % Chunk : e / Rows;
-      const std::int64_t row = row0 + i, k = k0 + p;
-      float v = 0.0f;
-      if (row < g.m && k < k_end) v = element::value(__ldg(a + (g.a_k_contiguous ? row * g.lda + k : k * g.lda + row)));
-      a_s[KMajor ? p * Rows + i : i * Chunk + p] = v;
+      a_s[slot(i, p)] = element_at(i, p);
     }
     return;
   }
@@ -354,17 +358,14 @@ __device__ void stage_a(const skinny_args<In>& g, std::int64_t row0, std::int64_
       const int e = base + j * Threads;
       int i = 0, p = 0;
       place(e, i, p);
-      const std::int64_t row = row0 + i, k = k0 + p;
-      v[j] = 0.0f;
-      if (e < limit && row < g.m && k < k_end)
-        v[j] = element::value(__ldg(a + (g.a_k_contiguous ? row * g.lda + k : k * g.lda + row)));
+      v[j] = e < limit ? element_at(i, p) : 0.0f;
     }
 #pragma unroll
     for (int j = 0; j < per_round; ++j) {
       const int e = base + j * Threads;
       int i = 0, p = 0;
       place(e, i, p);
-      if (e < limit) a_s[KMajor ? p * Rows + i : i * Chunk + p] = v[j];
+      if (e < limit) a_s[slot(i, p)] = v[j];
     }
   }
 }

@@ -38,7 +38,9 @@
 /// 7. The epilogue applies alpha and beta in fp32 straight from the
 ///    accumulators to global memory (detail/epilogue.cuh's store_accumulators, as
 ///    rung 4: the wgmma accumulator layout of a warp is that of 32 mma.m16n8 tiles
-///    side by side) and never reads C when beta == 0.
+///    side by side) and never reads C when beta == 0. Where C's rows are off 32-byte
+///    sectors, or a unit's K fits the ring (then C's writes bind, not the K loop), it
+///    goes through a staging tile per warp instead, one 128-byte row a store.
 ///
 /// N at most 64 (`wgmma_narrow_policy`, which the default plan picks there): 128 × 64 tiles,
 /// one `wgmma.m64n64k16` per consumer and 16 of K, a stage of 24 KiB and a ring of 8 of
@@ -376,9 +378,10 @@ __device__ __forceinline__ void wgmma_produce(const wgmma_schedule<Policy>& sche
 /// of its tile (rows 64·consumer ..), `k_steps` wgmma per stage with one group kept in
 /// flight, each stage released once the group that read it has completed, then the
 /// epilogue into C + split·c_slice_stride: straight from the accumulators where C's rows
-/// start on 32-byte sectors, else through the warp's staging tile `c_staging`, so that each
-/// row goes out in 128-byte stores (`store_accumulators_swizzled`; 10535 × 4849 × 17 with
-/// ldc 4851 spent 364 µs on its 204 MB of C on the H100, cuBLAS 123).
+/// start on 32-byte sectors and the unit is deeper than the ring, else through the warp's
+/// staging tile `c_staging`, so that each row goes out in 128-byte stores
+/// (`store_accumulators_swizzled`; 10535 × 4849 × 17 with ldc 4851 spent 364 µs on its 204
+/// MB of C on the H100, cuBLAS 123).
 template <class In, class Policy, class AOperand, class BOperand>
 __device__ __forceinline__ void wgmma_consume(const wgmma_schedule<Policy>& schedule, const wgmma_ring<Policy>& ring,
                                               gemm_problem<In, float>& p, std::int64_t c_slice_stride, int thread,
@@ -434,7 +437,10 @@ __device__ __forceinline__ void wgmma_consume(const wgmma_schedule<Policy>& sche
 
     p.c = c + std::int64_t{w.split} * c_slice_stride;
     const std::int64_t row0 = std::int64_t{w.m0} + 64 * consumer + 16 * warp_in_group;
-    if (c_rows_on_sectors(p)) {
+    // A unit whose K fits the ring is bound by C's writes, not its K loop: there, one 128-byte
+    // row a store (16384 x 16384 x 16 bf16: 441 -> 390 us on the H100, cuBLAS 361); deeper
+    // units keep the direct pairs (8192 x 8192 x 1024: 267 us direct, 276 staged).
+    if (c_rows_on_sectors(p) && w.steps > Policy::stages) {
       store_accumulators(acc, p, row0, std::int64_t{w.n0}, lane);
     } else {
       store_accumulators_swizzled(acc, p, row0, std::int64_t{w.n0}, lane, c_staging);
