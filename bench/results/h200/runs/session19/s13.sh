@@ -3,15 +3,17 @@
 # the four tools on test_gemm_tensor_core, test_gemm_dispatch,
 # test_gemm_wgmma and test_gemm_skinny, the sweeps. Beside it, main with
 # model-for-large-fallbacks.patch (the time model judges large products too, where rung 4's
-# fallback is the alternative): the 16-bit sweeps' rows whose plan it changes, foundry and cuBLAS.
+# fallback is the alternative): the 16-bit sweeps' rows whose plan it changes, foundry and cuBLAS;
+# and rung3-small-c-splits.patch (rung 3 splits K up to 64 ways where C has at most 2^16
+# elements, as rung 5): the two fp32 rows whose plan it changes.
 # Command (carry .device-deps, .snap; .snap/tree.tgz = `git archive HEAD`):
 #   rm -rf /tmp/t /tmp/f && mkdir -p /tmp/t /tmp/f && tar xzf .snap/tree.tgz -C /tmp/t && tar xzf .snap/tree.tgz -C /tmp/f &&
 #     cp -r .device-deps /tmp/t/ && cp -r .device-deps /tmp/f/ && bash /tmp/t/bench/results/h200/runs/session19/s13.sh $OUT
 O=$1; S=$O/s13-summary.txt
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > $S
 (cd /tmp/t && patch -p1 < bench/results/h200/runs/session18/fallback-trigger-after-k.patch >> $S 2>&1) || { cat $S; exit 1; }
-(cd /tmp/f && patch -p1 < bench/results/h200/runs/session19/model-for-large-fallbacks.patch > /dev/null &&
-  BUILD_TARGETS="bench_gemm_sweep_bf16 bench_gemm_sweep_fp16" nice scripts/gpu-check.sh /tmp/of build > /tmp/f-build.txt 2>&1) &
+(cd /tmp/f && for f in model-for-large-fallbacks rung3-small-c-splits; do patch -p1 < bench/results/h200/runs/session19/$f.patch > /dev/null; done &&
+  BUILD_TARGETS="bench_gemm_sweep_bf16 bench_gemm_sweep_fp16 bench_gemm_sweep_fp32" nice scripts/gpu-check.sh /tmp/of build > /tmp/f-build.txt 2>&1) &
 cd /tmp/t
 scripts/gpu-check.sh $O/a build >> $S 2>&1 || { tail -30 $S; exit 1; }
 rm -f $O/a/build.log
@@ -30,5 +32,7 @@ for p in bf16 fp16; do
   /tmp/f/build/h200/bench/bench_gemm_sweep_$p --benchmark_filter="($rows)" --benchmark_repetitions=3 \
     --benchmark_enable_random_interleaving=true --benchmark_out=$O/s13-model-$p.json > /dev/null 2>> $S
 done
+/tmp/f/build/h200/bench/bench_gemm_sweep_fp32 --benchmark_filter="(39x384x8368_ct_rn_p5_0_4|256x256x16384_rn_rn)" \
+  --benchmark_repetitions=3 --benchmark_enable_random_interleaving=true --benchmark_out=$O/s13-splits-fp32.json > /dev/null 2>> $S
 echo "model rows done at ${SECONDS}s" >> $S
 grep -v "^\[" $S | tail -40
