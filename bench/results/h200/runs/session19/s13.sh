@@ -1,7 +1,7 @@
 #!/bin/bash
 # Session 19. Main (409f15b) with runs/session18/fallback-trigger-after-k.patch: the whole suite,
-# the four tools on test_gemm_tensor_core, test_gemm_dispatch,
-# test_gemm_wgmma and test_gemm_skinny, the sweeps. Beside it, main with
+# the four tools on test_gemm_tensor_core and test_gemm_dispatch (s12 ran them on
+# test_gemm_wgmma and test_gemm_skinny, which the patch leaves), the sweeps. Beside it, main with
 # model-for-large-fallbacks.patch (the time model judges large products too, where rung 4's
 # fallback is the alternative): the 16-bit sweeps' rows whose plan it changes, foundry and cuBLAS;
 # and rung3-small-c-splits.patch (rung 3 splits K up to 64 ways where C has at most 2^16
@@ -18,7 +18,7 @@ cd /tmp/t
 scripts/gpu-check.sh $O/a build >> $S 2>&1 || { tail -30 $S; exit 1; }
 rm -f $O/a/build.log
 SANITIZE_WITH_TESTS=1 SANITIZE_JOBS=12 TEST_JOBS=8 SANITIZE_TIMEOUT=${ST:-280} \
-  SANITIZE_BINARIES="test_gemm_tensor_core test_gemm_dispatch test_gemm_wgmma test_gemm_skinny" scripts/gpu-check.sh $O/a test,sanitize >> $S 2>&1
+  SANITIZE_BINARIES="test_gemm_tensor_core test_gemm_dispatch" scripts/gpu-check.sh $O/a test,sanitize >> $S 2>&1
 grep -h "^== " $O/a/sanitizer.log >> $S
 BENCH_BINARIES="bench_gemm_sweep_bf16 bench_gemm_sweep_fp16 bench_gemm_sweep_fp32 bench_gemm_skinny" \
   timeout 100 scripts/gpu-check.sh $O/g bench >> $S 2>&1; echo "bench rc=$? at ${SECONDS}s" >> $S; rm -f $O/g/bench.log $O/g/bench/report.md
