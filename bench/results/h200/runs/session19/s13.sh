@@ -17,13 +17,9 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > $
 cd /tmp/t
 scripts/gpu-check.sh $O/a build >> $S 2>&1 || { tail -30 $S; exit 1; }
 rm -f $O/a/build.log
-SANITIZE_WITH_TESTS=1 SANITIZE_JOBS=12 TEST_JOBS=8 SANITIZE_TIMEOUT=${ST:-280} \
+SANITIZE_WITH_TESTS=1 SANITIZE_JOBS=12 TEST_JOBS=8 SANITIZE_TIMEOUT=${ST:-240} \
   SANITIZE_BINARIES="test_gemm_tensor_core test_gemm_dispatch" scripts/gpu-check.sh $O/a test,sanitize >> $S 2>&1
 grep -h "^== " $O/a/sanitizer.log >> $S
-BENCH_BINARIES="bench_gemm_sweep_bf16 bench_gemm_sweep_fp16 bench_gemm_sweep_fp32 bench_gemm_skinny" \
-  timeout 100 scripts/gpu-check.sh $O/g bench >> $S 2>&1; echo "bench rc=$? at ${SECONDS}s" >> $S; rm -f $O/g/bench.log $O/g/bench/report.md
-python3 scripts/bench_report.py --no-plot --markdown /tmp/r.md $O/g/bench/benchmarks.json > /dev/null &&
-  grep -E "^\| (bf16|fp16|fp32) " /tmp/r.md | cut -c1-300 >> $S
 wait
 export LD_LIBRARY_PATH=$PWD/.device-deps/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH
 tail -3 /tmp/f-build.txt >> $S
@@ -35,4 +31,8 @@ done
 /tmp/f/build/h200/bench/bench_gemm_sweep_fp32 --benchmark_filter="(39x384x8368_ct_rn_p5_0_4|256x256x16384_rn_rn)" \
   --benchmark_repetitions=3 --benchmark_enable_random_interleaving=true --benchmark_out=$O/s13-splits-fp32.json > /dev/null 2>> $S
 echo "model rows done at ${SECONDS}s" >> $S
+BENCH_BINARIES="bench_gemm_sweep_bf16 bench_gemm_sweep_fp16 bench_gemm_sweep_fp32 bench_gemm_skinny" \
+  timeout 100 scripts/gpu-check.sh $O/g bench >> $S 2>&1; echo "bench rc=$? at ${SECONDS}s" >> $S; rm -f $O/g/bench.log $O/g/bench/report.md
+python3 scripts/bench_report.py --no-plot --markdown /tmp/r.md $O/g/bench/benchmarks.json > /dev/null &&
+  grep -E "^\| (bf16|fp16|fp32) " /tmp/r.md | cut -c1-300 >> $S
 grep -v "^\[" $S | tail -40
