@@ -462,16 +462,21 @@ TEST_CASE("the wgmma epilogue stages C through shared memory exactly where its r
 TEMPLATE_TEST_CASE("gemm_wgmma writes C on and off 32-byte sectors: every ldc pad 0..7, bases 0 to 8 floats off",
                    "[gpu][gemm][wgmma]", __nv_bfloat16, __half) {
   // n = 264: the second column tile holds 8 columns, so a staged pass is mostly past N.
-  // Rows start on sectors only for pad 0 with the base 0 or 8 floats off (the direct
-  // epilogue); every other case is staged. beta alternates 0 (C poisoned, never read) and 0.5.
+  // K = 300 (5 steps, deeper than the ring of 4): rows start on sectors only for pad 0 with
+  // the base 0 or 8 floats off (the direct epilogue); every other case is staged. K = 72 (2
+  // steps, within the ring): every case is staged. beta alternates 0 (C poisoned, never read)
+  // and 0.5.
   SKIP_UNLESS_WGMMA_RUNS();
-  for (std::int64_t ld_extra = 0; ld_extra < 8; ++ld_extra) {
-    for (const std::int64_t offset : {0, 1, 2, 4, 8}) {
-      gemm_case c = make_gemm_case({130, 264, 72}, 1.5f, (ld_extra + offset) % 2 == 0 ? 0.0f : 0.5f);
-      c.c_ld_extra = ld_extra;
-      c.c_offset = offset;
-      c.b_n_contiguous = ld_extra % 2 == 0;
-      CHECK(require_matches<TestType>(c).path);
+  for (const std::int64_t k : {300, 72}) {
+    for (std::int64_t ld_extra = 0; ld_extra < 8; ++ld_extra) {
+      for (const std::int64_t offset : {0, 1, 2, 4, 8}) {
+        gemm_case c = make_gemm_case({130, 264, k}, 1.5f, (ld_extra + offset) % 2 == 0 ? 0.0f : 0.5f);
+        c.c_ld_extra = ld_extra;
+        c.c_offset = offset;
+        c.b_n_contiguous = ld_extra % 2 == 0;
+        INFO("k = " << k << ", ldc pad " << ld_extra << ", base " << offset << " floats off");
+        CHECK(require_matches<TestType>(c).path);
+      }
     }
   }
 }
