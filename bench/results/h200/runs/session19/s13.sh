@@ -1,7 +1,9 @@
 #!/bin/bash
-# Session 19. Main (409f15b) with runs/session18/fallback-trigger-after-k.patch: the whole suite,
-# the four tools on test_gemm_tensor_core and test_gemm_dispatch (s12 ran them on
-# test_gemm_wgmma and test_gemm_skinny, which the patch leaves), the sweeps. Beside it, main with
+# Session 19. Main with runs/session18/fallback-trigger-after-k.patch and
+# runs/session19/wgmma-stores-c-directly.patch (the epilogue's rule as one predicate that a host
+# test checks; the kernel's choice unchanged; test_gemm_wgmma joins the tools): the whole suite,
+# the four tools on test_gemm_tensor_core, test_gemm_dispatch and test_gemm_wgmma (s12 ran them
+# on test_gemm_skinny, which neither patch touches), the sweeps. Beside it, main with
 # model-for-large-fallbacks.patch (the time model judges large products too, where rung 4's
 # fallback is the alternative): the 16-bit sweeps' rows whose plan it changes, foundry and cuBLAS;
 # and rung3-small-c-splits.patch (rung 3 splits K up to 64 ways where C has at most 2^16
@@ -11,14 +13,15 @@
 #     cp -r .device-deps /tmp/t/ && cp -r .device-deps /tmp/f/ && bash /tmp/t/bench/results/h200/runs/session19/s13.sh $OUT
 O=$1; S=$O/s13-summary.txt
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > $S
-(cd /tmp/t && patch -p1 < bench/results/h200/runs/session18/fallback-trigger-after-k.patch >> $S 2>&1) || { cat $S; exit 1; }
+(cd /tmp/t && patch -p1 < bench/results/h200/runs/session18/fallback-trigger-after-k.patch >> $S 2>&1 &&
+  patch -p1 < bench/results/h200/runs/session19/wgmma-stores-c-directly.patch >> $S 2>&1) || { cat $S; exit 1; }
 (cd /tmp/f && for f in model-for-large-fallbacks rung3-small-c-splits; do patch -p1 < bench/results/h200/runs/session19/$f.patch > /dev/null; done &&
   BUILD_TARGETS="bench_gemm_sweep_bf16 bench_gemm_sweep_fp16 bench_gemm_sweep_fp32" nice scripts/gpu-check.sh /tmp/of build > /tmp/f-build.txt 2>&1) &
 cd /tmp/t
 scripts/gpu-check.sh $O/a build >> $S 2>&1 || { tail -30 $S; exit 1; }
 rm -f $O/a/build.log
 SANITIZE_WITH_TESTS=1 SANITIZE_JOBS=12 TEST_JOBS=8 SANITIZE_TIMEOUT=${ST:-240} \
-  SANITIZE_BINARIES="test_gemm_tensor_core test_gemm_dispatch" scripts/gpu-check.sh $O/a test,sanitize >> $S 2>&1
+  SANITIZE_BINARIES="test_gemm_tensor_core test_gemm_dispatch test_gemm_wgmma" scripts/gpu-check.sh $O/a test,sanitize >> $S 2>&1
 grep -h "^== " $O/a/sanitizer.log >> $S
 wait
 export LD_LIBRARY_PATH=$PWD/.device-deps/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH
