@@ -442,7 +442,8 @@ TEMPLATE_TEST_CASE("gemm_wgmma writes only the m x n window of C", "[gpu][gemm][
   }
 }
 
-TEST_CASE("the wgmma epilogue stages C through shared memory exactly where its rows are off sectors", "[gemm][wgmma]") {
+TEST_CASE("the wgmma epilogue stages C through shared memory where its rows are off sectors or K fits the ring",
+          "[gemm][wgmma]") {
   foundry::gemm_problem<__nv_bfloat16, float> p;
   const auto at = [](std::uintptr_t bytes) { return reinterpret_cast<float*>(std::uintptr_t{1} << 20) + bytes / 4; };
   p.c = at(0);
@@ -457,6 +458,16 @@ TEST_CASE("the wgmma epilogue stages C through shared memory exactly where its r
   CHECK_FALSE(gkd::c_rows_on_sectors(p));
   p.c = at(32);
   CHECK(gkd::c_rows_on_sectors(p));
+  // On sectors, the unit's depth decides: deeper than the ring of 4 stages, the direct pairs;
+  // within it, staged (C's writes bind there, not the K loop).
+  p.c = at(0);
+  CHECK(gkd::wgmma_stores_c_directly<gk::wgmma_policy>(p, gk::wgmma_policy::stages + 1));
+  CHECK_FALSE(gkd::wgmma_stores_c_directly<gk::wgmma_policy>(p, gk::wgmma_policy::stages));
+  CHECK_FALSE(gkd::wgmma_stores_c_directly<gk::wgmma_policy>(p, 1));
+  CHECK(gkd::wgmma_stores_c_directly<gk::wgmma_narrow_policy>(p, gk::wgmma_narrow_policy::stages + 1));
+  CHECK_FALSE(gkd::wgmma_stores_c_directly<gk::wgmma_narrow_policy>(p, gk::wgmma_narrow_policy::stages));
+  p.ldc = 4851;  // off sectors: staged whatever the depth
+  CHECK_FALSE(gkd::wgmma_stores_c_directly<gk::wgmma_policy>(p, 1000));
 }
 
 TEMPLATE_TEST_CASE("gemm_wgmma writes C on and off 32-byte sectors: every ldc pad 0..7, bases 0 to 8 floats off",

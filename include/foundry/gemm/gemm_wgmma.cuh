@@ -305,6 +305,18 @@ struct wgmma_operand {
   }
 };
 
+/// Whether a work unit of `steps` K steps stores its accumulators straight to C (the
+/// accumulator layout's pairs of floats) rather than through its warp's staging tile
+/// (`store_accumulators_swizzled`, one 128-byte row a store): where C's rows start on 32-byte
+/// sectors (`c_rows_on_sectors`) and the unit is deeper than the ring of `Policy::stages`. A
+/// unit whose K fits the ring is bound by C's writes, not its K loop (16384 x 16384 x 16 bf16:
+/// 441 -> 390 us staged on the H100, cuBLAS 361); deeper units keep the direct pairs (8192 x
+/// 8192 x 1024: 267 us direct, 276 staged).
+template <class Policy, class In>
+[[nodiscard]] __host__ __device__ bool wgmma_stores_c_directly(const gemm_problem<In, float>& p, int steps) noexcept {
+  return c_rows_on_sectors(p) && steps > Policy::stages;
+}
+
 /// The persistent schedule of the wgmma kernel: of `tiles × splits` work units, unit u
 /// is block tile u mod tiles (in the grouped raster) and K slice z = u / tiles, K
 /// elements [z·k_per_split, (z+1)·k_per_split) (a multiple of block_k, so that TMA's
@@ -377,11 +389,10 @@ __device__ __forceinline__ void wgmma_produce(const wgmma_schedule<Policy>& sche
 /// A consumer warpgroup's work: for each unit of this block, 64 rows × block_n columns
 /// of its tile (rows 64·consumer ..), `k_steps` wgmma per stage with one group kept in
 /// flight, each stage released once the group that read it has completed, then the
-/// epilogue into C + split·c_slice_stride: straight from the accumulators where C's rows
-/// start on 32-byte sectors and the unit is deeper than the ring, else through the warp's
-/// staging tile `c_staging`, so that each row goes out in 128-byte stores
-/// (`store_accumulators_swizzled`; 10535 × 4849 × 17 with ldc 4851 spent 364 µs on its 204
-/// MB of C on the H100, cuBLAS 123).
+/// epilogue into C + split·c_slice_stride: straight from the accumulators where
+/// `wgmma_stores_c_directly`, else through the warp's staging tile `c_staging`, so that each
+/// row goes out in 128-byte stores (`store_accumulators_swizzled`; 10535 × 4849 × 17 with ldc
+/// 4851 spent 364 µs on its 204 MB of C on the H100, cuBLAS 123).
 template <class In, class Policy, class AOperand, class BOperand>
 __device__ __forceinline__ void wgmma_consume(const wgmma_schedule<Policy>& schedule, const wgmma_ring<Policy>& ring,
                                               gemm_problem<In, float>& p, std::int64_t c_slice_stride, int thread,
@@ -437,10 +448,7 @@ __device__ __forceinline__ void wgmma_consume(const wgmma_schedule<Policy>& sche
 
     p.c = c + std::int64_t{w.split} * c_slice_stride;
     const std::int64_t row0 = std::int64_t{w.m0} + 64 * consumer + 16 * warp_in_group;
-    // A unit whose K fits the ring is bound by C's writes, not its K loop: there, one 128-byte
-    // row a store (16384 x 16384 x 16 bf16: 441 -> 390 us on the H100, cuBLAS 361); deeper
-    // units keep the direct pairs (8192 x 8192 x 1024: 267 us direct, 276 staged).
-    if (c_rows_on_sectors(p) && w.steps > Policy::stages) {
+    if (wgmma_stores_c_directly<Policy>(p, w.steps)) {
       store_accumulators(acc, p, row0, std::int64_t{w.n0}, lane);
     } else {
       store_accumulators_swizzled(acc, p, row0, std::int64_t{w.n0}, lane, c_staging);
