@@ -487,15 +487,19 @@ TEST_CASE("make_gemm_plan does not pack where the copy would cost more than it s
   CHECK((modelled.pack_a && contains(modelled.why, "modelled faster than the fallback")));
 
   // 4096 x 16 x 4096: A's copy would move twice the bytes that the (memory-bound) product reads,
-  // B's (4096 x 16) a hundredth of them. B alone is copied; with A misaligned too, nothing is
-  // (copying B alone would leave the fallback in place).
+  // B's (4096 x 16) a hundredth of them. B alone is copied by the ceiling rule. With A
+  // misaligned too, the copies fail it, and the alternative is rung 4's fallback, which the time
+  // model judges: its 128 latency-bound steps of 32 (fewer a block at its best split, plus the
+  // reduce) against the copies and a pipelined kernel, so both are copied after all.
   auto narrow = plan_problem<__nv_bfloat16>(4096, 16, 4096);
   narrow.ldb = 17;
   const foundry::gemm_plan b = foundry::make_gemm_plan(narrow, device);
   CHECK((b.pack_b && !b.pack_a && b.packed_ldb == 16 && !b.fallback));
+  CHECK(contains(b.why, "at the device's ceilings"));
   narrow.lda = 4097;
-  const foundry::gemm_plan neither = foundry::make_gemm_plan(narrow, device);
-  CHECK((!neither.pack_a && !neither.pack_b && neither.fallback));
+  const foundry::gemm_plan both = foundry::make_gemm_plan(narrow, device);
+  CHECK((both.pack_a && both.pack_b && !both.fallback));
+  CHECK(contains(both.why, "modelled faster than the fallback"));
 
   // Aligned operands, K = 0, a skinny shape, fp32 inputs, and a rung named by the caller: no packing.
   CHECK_FALSE(foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(4096, 4096, 4096), device).pack_a);
@@ -683,7 +687,8 @@ TEST_CASE("make_gemm_plan packs a small misaligned 16-bit product where the mode
   }
 }
 
-TEST_CASE("the time model leaves aligned, tiny and large 16-bit problems as they were", "[gemm][plan][pack]") {
+TEST_CASE("the time model leaves aligned and tiny 16-bit problems as they were, and judges large ones too",
+          "[gemm][plan][pack]") {
   using foundry::gemm_rung;
   for (const int cc : {80, 90}) {
     INFO("sm_" << cc);
@@ -703,12 +708,13 @@ TEST_CASE("the time model leaves aligned, tiny and large 16-bit problems as they
     auto two_steps = plan_problem<__nv_bfloat16>(64, 64, 64);
     two_steps.lda = 65;
     CHECK(same(two_steps));
-    // Large products keep the ceiling rule alone: 127x5368x617_rn_cn_p3_2_3 (8.4e8 FLOPs), whose
-    // copies (13.6 MB) exceed the product's bytes, runs the rung's own fallback plan.
+    // A large product whose copies fail the ceiling rule: 127x5368x617_rn_cn_p3_2_3 (8.4e8
+    // FLOPs; copies of 13.6 MB against the product's 9.5). The model puts the copies and the
+    // fast kernel under its fallback's 20 latency-bound steps: both operands are copied.
     const auto large = sweep_problem<__nv_bfloat16>(127, 5368, 617, "rn_cn", 3, 2, 3);
-    CHECK_FALSE(gk::latency_bound_product(large));
-    CHECK(same(large));
-    CHECK(foundry::make_gemm_plan(large, device).fallback);
+    const foundry::gemm_plan large_plan = foundry::make_gemm_plan(large, device);
+    CHECK((large_plan.pack_a && large_plan.pack_b && !large_plan.fallback));
+    CHECK(contains(large_plan.why, "modelled faster than the fallback"));
   }
 }
 
@@ -745,10 +751,6 @@ TEST_CASE("modelled_us: the fallback's steps latency-bound, the fast kernel's pi
   const double waves = std::ceil(tiles / (132.0 * packed.min_blocks_per_sm));
   CHECK(gk::modelled_us(packed, p, 132) == Approx(policy::launch_us + packing.copy_bytes / policy::bytes_per_us +
                                                   policy::fast_fill_us + 11 * waves * policy::fast_step_us));
-  // The rule's threshold: the model judges below the ceiling rule's smallest product.
-  CHECK(gk::latency_bound_product(p));
-  CHECK_FALSE(gk::latency_bound_product(plan_problem<__nv_bfloat16>(512, 512, 512)));
-  CHECK(gk::latency_bound_product(plan_problem<__nv_bfloat16>(512, 512, 511)));
 }
 
 TEST_CASE("packing_pays compares the copy with the product at the ceilings", "[gemm][plan][pack]") {

@@ -755,7 +755,9 @@ TEST_CASE("register_blocked splits K only when the C tiles cannot fill the GPU",
   CHECK(plan(100, 100, 300, 0).depth == 80);
   CHECK(plan(1950, 23, 670, 0).splits == 10);  // 16 tiles: 10 slices of 72 (84 steps become 9)
   CHECK(plan(1950, 23, 670, 0).depth == 72);
-  CHECK(plan(100, 100, 1 << 20, 0).splits == 16);
+  // A C of at most 2^16 elements splits up to 64 ways (as rung 5), a larger one 16.
+  CHECK(plan(100, 100, 1 << 20, 0).splits == 64);
+  CHECK(plan(300, 300, 1 << 20, 0).splits == 16);
   CHECK(plan(100, 100, 20, 5).splits == 3);  // at most one split per K tile of 8
   CHECK(plan(100, 100, 1000, 3).depth == 336);
   CHECK(plan(100, 100, 1000, 3).splits == 3);

@@ -327,12 +327,13 @@ template <class Policy = gemm_kernels::gemm_pack_policy, class In>
 /// with their fields and workspace recorded, if
 /// - the copies cost no more than the product at the device's ceilings
 ///   (`gemm_kernels::packing_pays`: the large products), or
-/// - for a product below `Policy::min_flops` (`gemm_kernels::latency_bound_product`), the
-///   time model (`gemm_kernels::modelled_us`) puts the copies and the fast kernel at most
-///   `Policy::clear_gain` of the fallback's time at its best split; otherwise such a product
-///   runs the fallback at that split (`fallback_at_modelled_split`).
-/// A larger product that fails the ceiling rule keeps `plan`; so does any TF32 problem that
-/// fails it (the model is fitted on rung 4's fallback). `Policy` as
+/// - where `plan` is rung 4's fallback, the time model (`gemm_kernels::modelled_us`) puts
+///   the copies and the fast kernel at most `Policy::clear_gain` of the fallback's time at
+///   its best split, whatever the product's size; otherwise the fallback runs at that split
+///   (`fallback_at_modelled_split`).
+/// Rung 4's fast kernel (on Hopper, where only TMA cannot describe the operands) keeps
+/// `plan` where the ceiling rule fails, as does any TF32 problem (the model is fitted on rung
+/// 4's fallback). `Policy` as
 /// `gemm_kernels::gemm_pack_policy`; `shared_memory_optin` as `plan_rung`. Touches no GPU.
 template <class Policy = gemm_kernels::gemm_pack_policy, class In, class SmCount>
 [[nodiscard]] gemm_plan pack_where_it_pays(
@@ -367,9 +368,8 @@ template <class Policy = gemm_kernels::gemm_pack_policy, class In, class SmCount
                 "product at the device's ceilings";
       return packed;
     }
-    // Rung 4's fast kernel has nothing latency-bound to replace; the large products keep the
-    // ceiling rule alone, as measured (the model is fitted on small ones).
-    if (!plan.fallback || !gemm_kernels::latency_bound_product<In, Policy>(p)) return plan;
+    // Rung 4's fast kernel has nothing latency-bound to replace.
+    if (!plan.fallback) return plan;
     const int sms = sm_count();
     const gemm_plan fallback = fallback_at_modelled_split<Policy>(plan, rung, p, sms);
     if (gemm_kernels::modelled_us<In, Policy>(packed, p, sms) >

@@ -33,8 +33,8 @@
 ///   its launch.
 /// - The rule has two parts, with their figures in `gemm_pack_policy`. A product of at least
 ///   `min_flops` is packed when the copies' bytes (read and written) cost no more time than
-///   the product would at the device's ceilings (`packing_pays`). A smaller one is packed when
-///   a time model (`modelled_us`) puts the copies and the fast kernel clearly under rung 4's
+///   the product would at the device's ceilings (`packing_pays`). Any other is packed when a
+///   time model (`modelled_us`) puts the copies and the fast kernel clearly under rung 4's
 ///   fallback, whose K steps are latency-bound, at the split that the same model gives the
 ///   fallback; otherwise it runs the fallback at that split (`detail::pack_where_it_pays`,
 ///   gemm.cuh).
@@ -72,9 +72,10 @@ namespace foundry::gemm_kernels {
 /// two parts (`detail::pack_where_it_pays` in gemm.cuh applies them):
 /// - the ceilings (`packing_pays`, `flops_per_byte` and `min_flops`): for a large product,
 ///   pack when the copies cost no more than the product would at the device's ceilings;
-/// - the time model (`modelled_us`, the figures from `fallback_step_us` on): otherwise, pack
-///   when the copies and the fast kernel are modelled clearly faster (`clear_gain`) than rung
-///   4's fallback at the split the same model favours. The fallback is latency-bound: each
+/// - the time model (`modelled_us`, the figures from `fallback_step_us` on): otherwise, where
+///   the alternative is rung 4's fallback, pack when the copies and the fast kernel are
+///   modelled clearly faster (`clear_gain`) than the fallback at the split the same model
+///   favours, whatever the product's size. The fallback is latency-bound: each
 ///   32-deep K step of a block waits on its scalar loads (~3 us on the H200), so a product
 ///   of a few MFLOPs can take tens of microseconds there, and a split that shortens each
 ///   block's chain of steps, or the copies' few microseconds, pays.
@@ -87,10 +88,10 @@ struct gemm_pack_policy {
   /// A copy of B bytes costs no more than the product at the ceilings when
   /// B <= max(2 M N K / flops_per_byte, the product's own bytes).
   static constexpr double flops_per_byte = 200.0;
-  /// Smallest product (2 M N K) the ceiling rule judges: 2^28, 512^3 multiply-adds. There
+  /// Smallest product (2 M N K) the ceiling rule packs: 2^28, 512^3 multiply-adds. There
   /// the fallback takes at least 11 us at its throughput bound (~24 TFLOP/s on the H200), so
-  /// the copies' launches (`launch_us` each) cost less than they save; below it, the time
-  /// model judges.
+  /// the copies' launches (`launch_us` each) cost less than they save; below it, only the
+  /// time model packs.
   static constexpr double min_flops = 268435456.0;
   /// Threads per block of the copy kernel (one 16-byte vector each).
   static constexpr int block_threads = 256;
@@ -235,7 +236,7 @@ struct gemm_pack_plan {
 /// `Policy::min_flops`. Then the copy and the fast kernel together take at most about
 /// twice the product's time at the ceilings, against the fallback's ~24 TFLOP/s (1/40 of
 /// the H200's peak). Where it fails, the time model (`modelled_us`) may still find
-/// packing faster.
+/// packing faster than the fallback.
 template <class In, class Policy = gemm_pack_policy>
 [[nodiscard]] bool packing_pays(const gemm_problem<In, float>& p, double copy_bytes) noexcept {
   const double m = static_cast<double>(p.m), n = static_cast<double>(p.n), k = static_cast<double>(p.k);
@@ -243,13 +244,6 @@ template <class In, class Policy = gemm_pack_policy>
   const double product_bytes =
       static_cast<double>(sizeof(In)) * (m * k + k * n) + sizeof(float) * m * n * (p.beta != 0.0f ? 2.0 : 1.0);
   return flops >= Policy::min_flops && copy_bytes <= std::max(flops / Policy::flops_per_byte, product_bytes);
-}
-
-/// Whether the time model (`modelled_us`) judges `p`: its product is below
-/// `Policy::min_flops`, where the ceiling rule does not.
-template <class In, class Policy = gemm_pack_policy>
-[[nodiscard]] constexpr bool latency_bound_product(const gemm_problem<In, float>& p) noexcept {
-  return 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) < Policy::min_flops;
 }
 
 /// Bytes the copy kernel reads and writes for a stored operand of shape `from` copied to

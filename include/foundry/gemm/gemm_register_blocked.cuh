@@ -86,6 +86,12 @@ struct register_blocked_policy {
   /// more SMs long before the tensor-core rungs' 512: 1950 × 23 × 670 ran 16 tiles × 84
   /// steps in 87.7 us against cuBLAS's 10.7.
   static constexpr std::int64_t min_k_per_split = 64;
+  /// Most slices of an automatic split where C has at most 2^16 elements
+  /// (`detail::split_k_reduce_slices_max_elements`: the reduce's chains stay short there), as
+  /// rung 5's `wgmma_policy::max_splits`; a larger C keeps `default_max_auto_splits` (16).
+  /// 256 × 256 × 16384 then runs 128 × 128 tiles in 64 slices of 256 instead of 32 × 32
+  /// tiles in 16 (102.8 us on the H100, cuBLAS 57.2).
+  static constexpr std::int64_t max_splits = 64;
 
   /// A thread's sub-tile of C: (thread_m / 4) × (thread_n / 4) pieces of 4 × 4, spread
   /// over the block tile (`piece_stride_m` and `piece_stride_n` apart), so that each of
@@ -356,14 +362,18 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
 }
 
 /// The plan of rung 3 for `p` on `sm_count` SMs: `Policy`'s tile and the split-K
-/// plan (`plan_split_k_for_tiles`; `requested` as `split_k_options::split_k`).
+/// plan (`plan_split_k_for_tiles`; `requested` as `split_k_options::split_k`), at most
+/// `Policy::max_splits` slices where C is small enough for the slices reduce
+/// (`split_k_reduce_slices_max_elements`), else `default_max_auto_splits`.
 template <class Policy = register_blocked_default_policy>
 [[nodiscard]] gemm_plan register_blocked_plan(const gemm_problem<float, float>& p, int requested, int sm_count) {
   gemm_plan plan = foundry::detail::plan_with_policy<Policy>(gemm_rung::register_blocked, "fp32 inputs");
+  const std::int64_t most =
+      p.m * p.n <= detail::split_k_reduce_slices_max_elements ? Policy::max_splits : default_max_auto_splits;
   detail::record_split(
       plan,
       plan_split_k_for_tiles(p.m, p.n, p.k, Policy::block_m, Policy::block_n, Policy::block_k,
-                             Policy::min_blocks_per_sm, requested, sm_count, min_k_per_split_of<Policy>),
+                             Policy::min_blocks_per_sm, requested, sm_count, min_k_per_split_of<Policy>, most),
       p);
   return plan;
 }
