@@ -6,6 +6,7 @@
 // (foundry::detail::launch_plan with internal workspace, as foundry::gemm runs them), beside
 // the model's figure for the same plan. Prints one CSV line per problem and plan:
 //   problem,plan,splits,blocks,steps,waves,measured_us,modelled_us,chosen
+// PROBE_ONLY=<text> keeps only the problems whose name contains it (for a profiler's run).
 // Build (from the repository root; needs libbenchmark only for gemm_sweep.cuh's header):
 //   nvcc -O3 -std=c++20 -DFOUNDRY_HAS_SM90A=1 -gencode arch=compute_90a,code=sm_90a -I include -I bench \
 //     -I bench/include bench/results/h200/runs/session20/fallback_probe.cu -lcublas -lbenchmark -o fallback_probe
@@ -18,6 +19,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -69,9 +71,11 @@ int main() {
   const foundry::device_properties& device = foundry::get_device_properties();
   const int sms = device.sm_count;
   const auto sm_count = [sms] { return sms; };
+  const char* only = std::getenv("PROBE_ONLY");
   foundry::stream s;
   std::printf("problem,plan,splits,blocks,steps,waves,measured_us,modelled_us,chosen\n");
   for (const auto& [name, shape] : problems) {
+    if (only != nullptr && name.find(only) == std::string::npos) continue;
     const auto sa = shape.a(), sb = shape.b(), sc = shape.c();
     foundry::device_buffer<in> a(sa.elements(), s), b(sb.elements(), s);
     foundry::device_buffer<float> c(sc.elements(), s);
