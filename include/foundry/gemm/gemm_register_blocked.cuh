@@ -363,13 +363,11 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
 
 /// The plan of rung 3 for `p` on `sm_count` SMs: `Policy`'s tile and the split-K
 /// plan (`plan_split_k_for_tiles`; `requested` as `split_k_options::split_k`), at most
-/// `Policy::max_splits` slices where C is small enough for the slices reduce
-/// (`split_k_reduce_slices_max_elements`), else `default_max_auto_splits`.
+/// `detail::max_auto_splits_for(m, n, Policy::max_splits)` slices.
 template <class Policy = register_blocked_default_policy>
 [[nodiscard]] gemm_plan register_blocked_plan(const gemm_problem<float, float>& p, int requested, int sm_count) {
   gemm_plan plan = foundry::detail::plan_with_policy<Policy>(gemm_rung::register_blocked, "fp32 inputs");
-  const std::int64_t most =
-      p.m * p.n <= detail::split_k_reduce_slices_max_elements ? Policy::max_splits : default_max_auto_splits;
+  const std::int64_t most = detail::max_auto_splits_for(p.m, p.n, Policy::max_splits);
   detail::record_split(
       plan,
       plan_split_k_for_tiles(p.m, p.n, p.k, Policy::block_m, Policy::block_n, Policy::block_k,

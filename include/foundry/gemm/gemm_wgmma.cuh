@@ -549,15 +549,14 @@ CUtensorMap operand_map(const In* data, std::int64_t rows, std::int64_t cols, st
 /// The split-K plan of rung 5 for an m × n × k problem on `sm_count` SMs
 /// (`plan_split_k_for_tiles`; `requested` as `split_k_options::split_k`): one slice
 /// while the block tiles occupy every SM, otherwise enough slices of at least 512 of
-/// K to give every SM a block, at most `Policy::max_splits` where C is small enough for the
-/// slices reduce (`split_k_reduce_slices_max_elements`), else `default_max_auto_splits`
-/// (16). At 1024 × 1024 × 8192: 32 tiles, 4 slices of 2048.
+/// K to give every SM a block, at most `detail::max_auto_splits_for(m, n, Policy::max_splits)`
+/// (64 for a C of at most 2^16 elements, else 16). At 1024 × 1024 × 8192: 32 tiles, 4 slices
+/// of 2048.
 template <class Policy = wgmma_policy>
 [[nodiscard]] split_k_plan wgmma_split_k(std::int64_t m, std::int64_t n, std::int64_t k, int requested, int sm_count) {
-  const std::int64_t most =
-      m * n <= detail::split_k_reduce_slices_max_elements ? Policy::max_splits : default_max_auto_splits;
   return plan_split_k_for_tiles(m, n, k, Policy::block_m, Policy::block_n, Policy::block_k, Policy::min_blocks_per_sm,
-                                requested, sm_count, default_min_k_per_split, most);
+                                requested, sm_count, default_min_k_per_split,
+                                detail::max_auto_splits_for(m, n, Policy::max_splits));
 }
 
 /// The plan of rung 5 for `p` (which must pass `gemm_wgmma_tma_path`; `foundry::gemm`

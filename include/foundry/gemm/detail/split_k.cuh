@@ -223,6 +223,15 @@ inline constexpr int split_k_reduce_slices_from = 16;
 /// above, one thread an element (and 4 columns) already fills the device.
 inline constexpr std::int64_t split_k_reduce_slices_max_elements = std::int64_t{1} << 16;
 
+/// Most slices of an automatic split for an m × n C, for a rung whose own cap for a small C is
+/// `small_c_max_splits` (rung 3's and rung 5's `max_splits`): that cap where C is small enough
+/// for `split_k_reduce_slices_kernel` (`split_k_reduce_slices_max_elements`), whose chains of
+/// loads stay short however many slices, else `default_max_auto_splits`.
+[[nodiscard]] constexpr std::int64_t max_auto_splits_for(std::int64_t m, std::int64_t n,
+                                                         std::int64_t small_c_max_splits) noexcept {
+  return m * n <= split_k_reduce_slices_max_elements ? small_c_max_splits : default_max_auto_splits;
+}
+
 /// Columns a thread of `split_k_reduce_kernel` sums: 4 (one float4 per slice) when n and
 /// ldc are multiples of 4 and `w` and `c` 16-byte aligned, otherwise 1.
 [[nodiscard]] inline int split_k_reduce_width(const float* w, std::int64_t n, const float* c,

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 20, for the next GPU session's first call (s17 and s18 in one build): main with
+# Session 20, for the next GPU session's first call (s17 with the patch, in one build): main with
 # rung3-32-row-tiles.patch, the whole suite, the four tools on test_gemm_dispatch,
 # test_gemm_wgmma, test_gemm_skinny, test_gemm_tensor_core and test_gemm_fp32, the sweeps and
 # bench_gemm_skinny (the README's rows for the device: scripts/h200-report.sh, once the patch
