@@ -261,34 +261,50 @@ TEST_CASE("GEMM policies name their residency min_blocks_per_sm, and an old bloc
 }
 
 TEST_CASE(
-    "make_gemm_plan gives rung 3 its 64-row or 64-column tile for C of 17 to 64 rows or columns, and 64-deep slices",
+    "make_gemm_plan gives rung 3 its 32- or 64-row or column tile for C of 17 to 64 rows or columns, and 64-deep slices",
     "[gemm][plan]") {
   namespace gk = foundry::gemm_kernels;
   using foundry::gemm_rung;
   const foundry::device_properties h200 = foundry::test::h200_like(90);
-  // 17 rows: past the skinny kernel (16), so rung 3, in 64-row tiles at 4 blocks a SM.
-  for (const std::int64_t m : {17, 32, 64}) {
+  // 17 rows: past the skinny kernel (16), so rung 3, in 32-row tiles at 6 blocks a SM up to 32
+  // rows, in 64-row tiles at 4 blocks a SM up to 64.
+  for (const std::int64_t m : {17, 32, 33, 64}) {
     CAPTURE(m);
     const foundry::gemm_plan plan = foundry::make_gemm_plan(plan_problem<float>(m, 16384, 16384), h200);
-    CHECK((plan.rung == gemm_rung::register_blocked && plan.block_m == 64 && plan.block_n == 128));
-    CHECK(plan.min_blocks_per_sm == 4);
-    CHECK(gk::plan_has_policy_tile<gk::register_blocked_short_m_policy>(plan));
+    const bool short32 = m <= 32;
+    CHECK((plan.rung == gemm_rung::register_blocked && plan.block_m == (short32 ? 32 : 64) && plan.block_n == 128));
+    CHECK(plan.min_blocks_per_sm == (short32 ? 6 : 4));
+    CHECK((short32 ? gk::plan_has_policy_tile<gk::register_blocked_short_m32_policy>(plan)
+                   : gk::plan_has_policy_tile<gk::register_blocked_short_m_policy>(plan)));
+    // The tile's reason (the plan itself may then copy a misaligned operand, and say so).
+    CHECK(std::string(gk::register_blocked_plan_for_shape(plan_problem<float>(m, 16384, 16384), 0, 132).why)
+              .find(short32 ? "32-row tiles" : "64-row tiles") != std::string::npos);
   }
   const foundry::gemm_plan tall = foundry::make_gemm_plan(plan_problem<float>(65, 16384, 16384), h200);
   CHECK((tall.rung == gemm_rung::register_blocked && tall.block_m == 128 && tall.min_blocks_per_sm == 2));
-  // Its 64-column tile for C of 17 to 64 columns and more than 64 rows.
-  for (const std::int64_t n : {17, 32, 64}) {
+  // Its 32- and 64-column tiles for C of 17 to 64 columns and more than 64 rows.
+  for (const std::int64_t n : {17, 32, 33, 64}) {
     CAPTURE(n);
     const foundry::gemm_plan plan = foundry::make_gemm_plan(plan_problem<float>(16384, n, 16384), h200);
-    CHECK((plan.rung == gemm_rung::register_blocked && plan.block_m == 128 && plan.block_n == 64));
-    CHECK(gk::plan_has_policy_tile<gk::register_blocked_short_n_policy>(plan));
+    const bool short32 = n <= 32;
+    CHECK((plan.rung == gemm_rung::register_blocked && plan.block_m == 128 && plan.block_n == (short32 ? 32 : 64)));
+    CHECK((short32 ? gk::plan_has_policy_tile<gk::register_blocked_short_n32_policy>(plan)
+                   : gk::plan_has_policy_tile<gk::register_blocked_short_n_policy>(plan)));
+    // The tile's reason (the plan itself may then copy a misaligned operand, and say so).
+    CHECK(std::string(gk::register_blocked_plan_for_shape(plan_problem<float>(16384, n, 16384), 0, 132).why)
+              .find(short32 ? "32-column tiles" : "64-column tiles") != std::string::npos);
   }
   CHECK(foundry::make_gemm_plan(plan_problem<float>(16384, 65, 16384), h200).block_n == 128);
-  // Where both fit, the 64-row tile (on one SM, so that one block fills it).
+  // Where a row tile and a column tile both fit, the row tile (on one SM, so that one block
+  // fills it).
   CHECK(gk::plan_has_policy_tile<gk::register_blocked_short_m_policy>(
       gk::register_blocked_plan_for_shape(plan_problem<float>(64, 40, 512), 0, 1)));
+  CHECK(gk::plan_has_policy_tile<gk::register_blocked_short_m32_policy>(
+      gk::register_blocked_plan_for_shape(plan_problem<float>(20, 20, 512), 0, 1)));
   CHECK(gk::plan_has_policy_tile<gk::register_blocked_short_n_policy>(
       gk::register_blocked_plan_for_shape(plan_problem<float>(100, 40, 512), 0, 1)));
+  CHECK(gk::plan_has_policy_tile<gk::register_blocked_short_n32_policy>(
+      gk::register_blocked_plan_for_shape(plan_problem<float>(100, 20, 512), 0, 1)));
   // Fewer blocks than SMs in those tiles: 32 x 32 tiles. 608 x 118 x 51: 5 tiles of 128 x 128,
   // K too short to split; 76 of 32 x 32. 1492 x 37 x 139: 12 tiles of 128 x 64 in 2 slices; 94
   // of 32 x 32 in 2 slices. 183 x 1381 x 19: 22 tiles; 264.
@@ -312,9 +328,9 @@ TEST_CASE(
       foundry::make_gemm_plan(plan_problem<float>(102, 1461, 554), h200)));
   CHECK(gk::plan_has_policy_tile<gk::register_blocked_default_policy>(
       foundry::make_gemm_plan(plan_problem<float>(5789, 645, 1), h200)));
-  // 1950 x 23 x 670: 16 tiles of 128 x 64 on 528 slots, K in 10 slices of 72 (at least 64 deep).
+  // 1950 x 23 x 670: 16 tiles of 128 x 32 on 792 slots, K in 10 slices of 72 (at least 64 deep).
   const foundry::gemm_plan few_tiles = foundry::make_gemm_plan(plan_problem<float>(1950, 23, 670), h200);
-  CHECK((few_tiles.block_n == 64 && few_tiles.split_k == 10 && few_tiles.k_per_split == 72));
+  CHECK((few_tiles.block_n == 32 && few_tiles.split_k == 10 && few_tiles.k_per_split == 72));
   // The committed shapes plan as before: 1024 x 1024 x 8192 in 4 slices of 2048, 4096^3 unsplit.
   const foundry::gemm_plan deep = foundry::make_gemm_plan(plan_problem<float>(1024, 1024, 8192), h200);
   CHECK((deep.split_k == 4 && deep.k_per_split == 2048));

@@ -273,10 +273,11 @@ TEST_CASE("gemm matches the reference on non-square shapes and across tile edges
   // Thin rows and columns; sizes one past and one short of the 32- and
   // 128-wide tiles; K not a multiple of 4 or 8; a 64 × 96 × 3000 problem that
   // register_blocked splits along K; C of 45 columns in 2 tiles of 128 x 64 (so register_blocked's
-  // 32 x 32 tile) and in 133 (its 64-column tile).
-  const std::vector<std::vector<std::int64_t>> shapes{{1, 300, 7},    {300, 1, 7},   {5, 7, 1},
-                                                      {33, 31, 129},  {129, 257, 9}, {259, 130, 37},
-                                                      {64, 96, 3000}, {200, 45, 70}, {17000, 45, 70}};
+  // 32 x 32 tile) and in 133 (its 64-column tile); C of 30 rows or columns in 157 tiles of 32 x
+  // 128 or 128 x 32 (its 32-row and 32-column tiles).
+  const std::vector<std::vector<std::int64_t>> shapes{{1, 300, 7},     {300, 1, 7},     {5, 7, 1},      {33, 31, 129},
+                                                      {129, 257, 9},   {259, 130, 37},  {64, 96, 3000}, {200, 45, 70},
+                                                      {17000, 45, 70}, {30, 20000, 70}, {20000, 30, 70}};
   for (const auto& shape : shapes) {
     for (const auto& g : all_transposes(shape[0], shape[1], shape[2], 1.0f, 0.0f)) check_case(r, g, s);
   }
@@ -293,6 +294,10 @@ TEST_CASE("register_blocked with other thread tiles matches the reference", "[gp
         static_cast<direct_launcher>(&gk::gemm_register_blocked<gk::register_blocked_short_m_policy>)},
        {"register_blocked 128x64 (short_n)", std::nullopt,
         static_cast<direct_launcher>(&gk::gemm_register_blocked<gk::register_blocked_short_n_policy>)},
+       {"register_blocked 32x128 (short_m32)", std::nullopt,
+        static_cast<direct_launcher>(&gk::gemm_register_blocked<gk::register_blocked_short_m32_policy>)},
+       {"register_blocked 128x32, 16x4 (short_n32)", std::nullopt,
+        static_cast<direct_launcher>(&gk::gemm_register_blocked<gk::register_blocked_short_n32_policy>)},
        {"register_blocked 32x32 (small)", std::nullopt,
         static_cast<direct_launcher>(&gk::gemm_register_blocked<gk::register_blocked_small_policy>)}}));
   foundry::stream s;

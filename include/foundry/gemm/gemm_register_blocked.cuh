@@ -129,8 +129,22 @@ using register_blocked_short_m_policy = register_blocked_policy<64, 128, 8, 4, 8
 
 /// Rung 3's tile for C of at most 64 columns: 128 × 64 at 4 blocks a SM, the transpose of
 /// the short-M tile (128 threads of 8 × 8 sub-tiles). 16384 × 32 × 16384 took 1503 us with
-/// the default's 128-column tiles on an H100 (cuBLAS: 540). Not yet run on a GPU.
+/// the default's 128-column tiles on an H100 (cuBLAS: 540).
 using register_blocked_short_n_policy = register_blocked_policy<128, 64, 8, 4, 8, 8>;
+
+/// Rung 3's tile for C of at most 32 rows (17 to 32: fewer take the skinny rung): 32 × 128,
+/// 64 threads of the same 8 × 8 sub-tiles, so that no more than half the rows are wasted where
+/// the 64-row tile wastes up to 47 of 64 (32 × 16384 × 16384 fp32 on an H100: 830 us in 64-row
+/// tiles, half of them zeros; 446 in these; cuBLAS 499). 64 threads: A's 32 × 8 tile is 64
+/// float4, one a thread. 6 blocks a SM: at 8 (128 registers) the kernels spilled 100-156 bytes a thread; at
+/// 6 they take 168 registers and spill nothing.
+using register_blocked_short_m32_policy = register_blocked_policy<32, 128, 8, 6, 8, 8>;
+
+/// Rung 3's tile for C of at most 32 columns and more than 32 rows: 128 × 32, 64 threads of
+/// 16 × 4 sub-tiles (a warp is 4 × 8 threads, so 32 columns allow 4 of them a thread), at 6
+/// blocks a SM as the 32-row tile (159-168 registers, no spills). 16384 × 32 × 16384 fp32 on an
+/// H100: 876 us in 64-column tiles, 590 in these (cuBLAS 539).
+using register_blocked_short_n32_policy = register_blocked_policy<128, 32, 8, 6, 16, 4>;
 
 /// Rung 3's tile for products too small to occupy the GPU in the tiles above: 32 × 32, 64
 /// threads of 4 × 4 sub-tiles, 8 blocks a SM (75-80 registers, no spills). On an H100 (ncu,
@@ -376,9 +390,11 @@ template <class Policy = register_blocked_default_policy>
   return plan;
 }
 
-/// Rung 3's plan with the tile that fits `p`: `register_blocked_short_m_policy` for C of
-/// at most 64 rows, else `register_blocked_short_n_policy` for C of at most 64 columns
-/// (where both fit, each pads C to one 64 × 128 area), else the default; and
+/// Rung 3's plan with the tile that fits `p`: `register_blocked_short_m32_policy` for C of at
+/// most 32 rows, `register_blocked_short_m_policy` for at most 64, else
+/// `register_blocked_short_n32_policy` for C of at most 32 columns,
+/// `register_blocked_short_n_policy` for at most 64 (where a row tile and a column tile both
+/// fit, the row tile: each pads C to the same area), else the default; and
 /// `register_blocked_small_policy` instead, with its own split, where that tile's blocks (its
 /// tiles times its K slices) fill at most half the SMs, or fewer than all of them with K too
 /// short to split (under two slices of `min_k_per_split`). Grids nearer a full wave keep their
@@ -386,9 +402,15 @@ template <class Policy = register_blocked_default_policy>
 [[nodiscard]] inline gemm_plan register_blocked_plan_for_shape(const gemm_problem<float, float>& p, int requested,
                                                                int sm_count) {
   gemm_plan plan;
-  if (p.m <= register_blocked_short_m_policy::block_m) {
+  if (p.m <= register_blocked_short_m32_policy::block_m) {
+    plan = register_blocked_plan<register_blocked_short_m32_policy>(p, requested, sm_count);
+    plan.why = "fp32 inputs, C of at most 32 rows: 32-row tiles";
+  } else if (p.m <= register_blocked_short_m_policy::block_m) {
     plan = register_blocked_plan<register_blocked_short_m_policy>(p, requested, sm_count);
     plan.why = "fp32 inputs, C of at most 64 rows: 64-row tiles";
+  } else if (p.n <= register_blocked_short_n32_policy::block_n) {
+    plan = register_blocked_plan<register_blocked_short_n32_policy>(p, requested, sm_count);
+    plan.why = "fp32 inputs, C of at most 32 columns: 32-column tiles";
   } else if (p.n <= register_blocked_short_n_policy::block_n) {
     plan = register_blocked_plan<register_blocked_short_n_policy>(p, requested, sm_count);
     plan.why = "fp32 inputs, C of at most 64 columns: 64-column tiles";
@@ -466,8 +488,14 @@ template <class Float>
 void launch_register_blocked_as_planned(const gemm_plan& plan, const gemm_problem<Float, Float>& p,
                                         cuda::std::span<float> workspace, cuda::stream_ref s) {
   static_assert(std::is_same_v<Float, float>, "rung 3 is built for float operands and C");
+  if (plan_has_policy_tile<register_blocked_short_m32_policy>(plan)) {
+    return launch_register_blocked<register_blocked_short_m32_policy>(plan, p, workspace, s);
+  }
   if (plan_has_policy_tile<register_blocked_short_m_policy>(plan)) {
     return launch_register_blocked<register_blocked_short_m_policy>(plan, p, workspace, s);
+  }
+  if (plan_has_policy_tile<register_blocked_short_n32_policy>(plan)) {
+    return launch_register_blocked<register_blocked_short_n32_policy>(plan, p, workspace, s);
   }
   if (plan_has_policy_tile<register_blocked_short_n_policy>(plan)) {
     return launch_register_blocked<register_blocked_short_n_policy>(plan, p, workspace, s);
