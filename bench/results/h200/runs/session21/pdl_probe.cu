@@ -86,22 +86,25 @@ int main() {
       bool gemm_programmatic, reduce_programmatic;
       int reduce;  // 0 none, 1 early trigger, 2 late trigger, 3 the library's launch_plan
     };
-    for (const variant v : {variant{"library", true, true, 3}, variant{"P_P_early", true, true, 1},
-                            variant{"P_P_late", true, true, 2}, variant{"P_F_early", true, false, 1},
-                            variant{"F_P_early", false, true, 1}, variant{"F_F_early", false, false, 1},
-                            variant{"P_none", true, true, 0}, variant{"F_none", false, true, 0}}) {
+    for (const variant v :
+         {variant{"library", true, true, 3}, variant{"P_P_early", true, true, 1}, variant{"P_P_late", true, true, 2},
+          variant{"P_F_early", true, false, 1}, variant{"F_P_early", false, true, 1},
+          variant{"F_F_early", false, false, 1}, variant{"P_none", true, true, 0}, variant{"F_none", false, true, 0}}) {
       const auto call = [&] {
         if (v.reduce == 3) return foundry::detail::launch_plan(plan, p, {}, s.view());
         foundry::launch_config g = foundry::gemm_kernels::detail::tile_grid<fallback_policy>(p.m, p.n, 0);
         g.grid.y = static_cast<unsigned>(splits);
-        g.dependency = v.gemm_programmatic ? foundry::launch_dependency::programmatic : foundry::launch_dependency::full;
-        foundry::launch(s.view(), g, foundry::gemm_kernels::detail::gemm_tensor_core_fallback_kernel<in, fallback_policy>,
-                        q, plan.k_per_split, std::int64_t{p.m * p.n});
+        g.dependency =
+            v.gemm_programmatic ? foundry::launch_dependency::programmatic : foundry::launch_dependency::full;
+        foundry::launch(s.view(), g,
+                        foundry::gemm_kernels::detail::gemm_tensor_core_fallback_kernel<in, fallback_policy>, q,
+                        plan.k_per_split, std::int64_t{p.m * p.n});
         if (v.reduce == 0) return;
         foundry::launch_config r;
         r.block = dim3(256, 1, 1);
         r.grid = dim3(static_cast<unsigned>(foundry::ceil_div<std::int64_t>(p.m * p.n, 256)), 1, 1);
-        r.dependency = v.reduce_programmatic ? foundry::launch_dependency::programmatic : foundry::launch_dependency::full;
+        r.dependency =
+            v.reduce_programmatic ? foundry::launch_dependency::programmatic : foundry::launch_dependency::full;
         if (v.reduce == 1) {
           foundry::launch(s.view(), r, reduce_early, static_cast<const float*>(w.data()), splits, p.m, p.n, p.c, p.ldc);
         } else {

@@ -60,7 +60,8 @@ double per_call_us(Call&& call, foundry::stream& s, bool sync_each) {
 
 int main() {
   std::vector<gemm_sweep::sweep_problem> problems;
-  for (const auto& [m, n, k] : std::vector<std::array<std::int64_t, 3>>{{2048, 64, 4096}, {512, 512, 1024}, {64, 2048, 1024}}) {
+  for (const auto& [m, n, k] :
+       std::vector<std::array<std::int64_t, 3>>{{2048, 64, 4096}, {512, 512, 1024}, {64, 2048, 1024}}) {
     gemm_sweep::sweep_problem q = gemm_sweep::plain(m, n, k, gemm_sweep::sweep_class::random);
     q.pad_a = 1;
     problems.push_back(q);
@@ -98,7 +99,8 @@ int main() {
             q.c = splits > 1 ? w.data() : p.c;
             q.ldc = splits > 1 ? p.n : p.ldc;
             foundry::launch_config cfg =
-                foundry::gemm_kernels::detail::tile_grid<foundry::gemm_kernels::tensor_core_fallback_policy>(p.m, p.n, 0);
+                foundry::gemm_kernels::detail::tile_grid<foundry::gemm_kernels::tensor_core_fallback_policy>(p.m, p.n,
+                                                                                                             0);
             cfg.grid.y = static_cast<unsigned>(splits);
             foundry::launch(s.view(), cfg,
                             foundry::gemm_kernels::detail::gemm_tensor_core_fallback_kernel<
@@ -107,10 +109,10 @@ int main() {
           },
           s, true);
       const std::int64_t tiles = foundry::ceil_div<std::int64_t>(p.m, 64) * foundry::ceil_div<std::int64_t>(p.n, 64);
-      std::printf("%s,%d,%lld,%lld,%.2f,%.2f,%.2f,%.2f\n", shape.name().c_str(), splits,
-                  static_cast<long long>(tiles * splits),
-                  static_cast<long long>(foundry::ceil_div<std::int64_t>(plan.k_per_split > 0 ? plan.k_per_split : p.k, 32)),
-                  chained, owned, alone, kernel);
+      std::printf(
+          "%s,%d,%lld,%lld,%.2f,%.2f,%.2f,%.2f\n", shape.name().c_str(), splits, static_cast<long long>(tiles * splits),
+          static_cast<long long>(foundry::ceil_div<std::int64_t>(plan.k_per_split > 0 ? plan.k_per_split : p.k, 32)),
+          chained, owned, alone, kernel);
       std::fflush(stdout);
     }
   }
