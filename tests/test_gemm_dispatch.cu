@@ -38,6 +38,8 @@ namespace {
 using foundry::test::from_float;
 using foundry::test::to_float;
 
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
 // A dense m × n matrix in `layout` (no padding) of random 16-bit values.
 template <class T>
 std::vector<T> random_matrix(std::int64_t elements, std::uint64_t seed_id) {
@@ -277,8 +279,8 @@ TEST_CASE(
     CHECK((short32 ? gk::plan_has_policy_tile<gk::register_blocked_short_m32_policy>(plan)
                    : gk::plan_has_policy_tile<gk::register_blocked_short_m_policy>(plan)));
     // The tile's reason (the plan itself may then copy a misaligned operand, and say so).
-    CHECK(std::string(gk::register_blocked_plan_for_shape(plan_problem<float>(m, 16384, 16384), 0, 132).why)
-              .find(short32 ? "32-row tiles" : "64-row tiles") != std::string::npos);
+    CHECK(contains(gk::register_blocked_plan_for_shape(plan_problem<float>(m, 16384, 16384), 0, 132).why,
+                   short32 ? "32-row tiles" : "64-row tiles"));
   }
   const foundry::gemm_plan tall = foundry::make_gemm_plan(plan_problem<float>(65, 16384, 16384), h200);
   CHECK((tall.rung == gemm_rung::register_blocked && tall.block_m == 128 && tall.min_blocks_per_sm == 2));
@@ -291,8 +293,8 @@ TEST_CASE(
     CHECK((short32 ? gk::plan_has_policy_tile<gk::register_blocked_short_n32_policy>(plan)
                    : gk::plan_has_policy_tile<gk::register_blocked_short_n_policy>(plan)));
     // The tile's reason (the plan itself may then copy a misaligned operand, and say so).
-    CHECK(std::string(gk::register_blocked_plan_for_shape(plan_problem<float>(16384, n, 16384), 0, 132).why)
-              .find(short32 ? "32-column tiles" : "64-column tiles") != std::string::npos);
+    CHECK(contains(gk::register_blocked_plan_for_shape(plan_problem<float>(16384, n, 16384), 0, 132).why,
+                   short32 ? "32-column tiles" : "64-column tiles"));
   }
   CHECK(foundry::make_gemm_plan(plan_problem<float>(16384, 65, 16384), h200).block_n == 128);
   // Where a row tile and a column tile both fit, the row tile (on one SM, so that one block
@@ -399,8 +401,6 @@ constexpr auto device_of = foundry::test::h200_like;
 foundry::gemm_rung fast_16bit_rung(int compute_capability) {
   return gk::gemm_wgmma_available(compute_capability) ? foundry::gemm_rung::wgmma : foundry::gemm_rung::tensor_core;
 }
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace
 

@@ -136,8 +136,8 @@ using register_blocked_short_n_policy = register_blocked_policy<128, 64, 8, 4, 8
 /// 64 threads of the same 8 × 8 sub-tiles, so that no more than half the rows are wasted where
 /// the 64-row tile wastes up to 47 of 64 (32 × 16384 × 16384 fp32 on an H100: 830 us in 64-row
 /// tiles, half of them zeros; 446 in these; cuBLAS 499). 64 threads: A's 32 × 8 tile is 64
-/// float4, one a thread. 6 blocks a SM: at 8 (128 registers) the kernels spilled 100-156 bytes a thread; at
-/// 6 they take 168 registers and spill nothing.
+/// float4, one a thread. 6 blocks a SM: at 8 (128 registers) the kernels spilled 100-156
+/// bytes a thread; at 6 they take 168 registers and spill nothing.
 using register_blocked_short_m32_policy = register_blocked_policy<32, 128, 8, 6, 8, 8>;
 
 /// Rung 3's tile for C of at most 32 columns and more than 32 rows: 128 × 32, 64 threads of
