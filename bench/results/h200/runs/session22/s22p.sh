@@ -1,0 +1,28 @@
+#!/bin/bash
+# Session 22, for a budget too short to build on the device: s22l.sh's check (main with
+# reduce-late-trigger.patch and model-refit.patch: the sweeps, the whole suite, the four tools
+# on the GEMM binaries and issue 19's tests) on binaries built on the CPU machine, in a git
+# worktree at /tmp/w22 with both patches (h200 preset, build/h200), packed by
+# runs/session22/pack-prebuilt.sh into .prebuilt/ (carried). The tree and the build are
+# unpacked at the same absolute paths, so that ctest's files hold.
+# Command (carry .device-deps, .prebuilt): bash bench/results/h200/runs/session22/s22p.sh $OUT
+O=$1; S=$O/s22-summary.txt; R=bench/results/h200/runs/session21; W=/tmp/w22
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > $S
+rm -rf $W && mkdir -p $W && tar cf - --exclude=./.prebuilt --exclude=./.git . | tar xf - -C $W || exit 1
+cd $W || exit 1
+for p in reduce-late-trigger model-refit; do patch -p1 < $R/$p.patch >> $S 2>&1 || { cat $S; exit 1; }; done
+tar xJf $OLDPWD/.prebuilt/build.tar.xz -C $W || exit 1
+# ctest's files name the cmake and nvcc of the CPU machine
+[ -x /usr/bin/cmake ] || ln -s "$(command -v cmake)" /usr/bin/cmake
+[ -x /usr/local/cuda/bin/nvcc ] || echo "no /usr/local/cuda/bin/nvcc: the consumer tests will fail" >> $S
+echo "unpacked at ${SECONDS}s" >> $S
+BENCH_BINARIES="bench_gemm_sweep_bf16 bench_gemm_sweep_fp16 bench_gemm_sweep_fp32 bench_gemm_skinny" \
+  timeout 100 scripts/gpu-check.sh $O/g bench >> $S 2>&1; echo "bench rc=$? at ${SECONDS}s" >> $S; rm -f $O/g/bench.log $O/g/bench/report.md
+SANITIZE_WITH_TESTS=1 SANITIZE_JOBS=12 TEST_JOBS=8 SANITIZE_TIMEOUT=${ST:-240} \
+  SANITIZE_BINARIES="test_gemm_dispatch test_gemm_wgmma test_gemm_skinny test_gemm_tensor_core test_gemm_fp32 test_pipeline test_graph test_memory" \
+  scripts/gpu-check.sh $O/a test,sanitize >> $S 2>&1
+grep -h "^== " $O/a/sanitizer.log >> $S
+python3 scripts/bench_report.py --no-plot --markdown /tmp/r.md $O/g/bench/benchmarks.json > /dev/null &&
+  grep -E "^\| (bf16|fp16|fp32) " /tmp/r.md | cut -c1-300 >> $S
+echo "done at ${SECONDS}s" >> $S
+tail -4 $S
