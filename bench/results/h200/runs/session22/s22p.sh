@@ -4,7 +4,8 @@
 # on the GEMM binaries and issue 19's tests) on binaries built on the CPU machine, in a git
 # worktree at /tmp/w22 with both patches (h200 preset, build/h200), packed by
 # runs/session22/pack-prebuilt.sh into .prebuilt/ (carried). The tree and the build are
-# unpacked at the same absolute paths, so that ctest's files hold.
+# unpacked at the same absolute paths, so that ctest's files hold. On an H200 (unless ROWS19=0), then
+# issue 19's rows from the same binaries, as runs/session17/s4.sh (~250 s more).
 # Command (carry .device-deps, .prebuilt): bash bench/results/h200/runs/session22/s22p.sh $OUT
 O=$1; S=$O/s22-summary.txt; R=bench/results/h200/runs/session21; W=/tmp/w22
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > $S
@@ -24,5 +25,14 @@ SANITIZE_WITH_TESTS=1 SANITIZE_JOBS=12 TEST_JOBS=8 SANITIZE_TIMEOUT=${ST:-240} \
 grep -h "^== " $O/a/sanitizer.log >> $S
 python3 scripts/bench_report.py --no-plot --markdown /tmp/r.md $O/g/bench/benchmarks.json > /dev/null &&
   grep -E "^\| (bf16|fp16|fp32) " /tmp/r.md | cut -c1-300 >> $S
+echo "check done at ${SECONDS}s" >> $S
+# On an H200, issue 19's rows from the same binaries (runs/session17/s4.sh's benchmarks and link probe).
+if [ "${ROWS19:-1}" = 1 ] && nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
+  P=bench/results/h200/runs/session13
+  ( nvcc -O3 -arch=sm_90 -std=c++17 $P/link_probe.cu -o /tmp/link_probe && timeout 40 /tmp/link_probe 256 ) \
+    > $O/s4-link-probe.txt 2>&1
+  BENCH_BINARIES="bench_gemm bench_transfer bench_graph bench_pipeline" timeout ${T:-300} scripts/gpu-check.sh $O/p bench \
+    > $O/s4-bench-summary.txt 2>&1; echo "issue 19 bench rc=$? at ${SECONDS}s" >> $S; rm -f $O/p/bench.log
+fi
 echo "done at ${SECONDS}s" >> $S
 tail -4 $S
