@@ -1,8 +1,8 @@
 #!/bin/bash
-# Session 22, for a budget too short to build on the device: s22l.sh's check (main with
-# reduce-late-trigger.patch and model-refit.patch: the sweeps, the whole suite, the four tools
-# on the GEMM binaries and issue 19's tests) on binaries built on the CPU machine, in a git
-# worktree at /tmp/w22 with both patches (h200 preset, build/h200), packed by
+# Session 22, for a budget too short to build on the device: s22.sh's check (main with
+# reduce-late-trigger.patch and model-refit.patch: the sweeps first, then the whole suite and
+# the four tools on the GEMM binaries and issue 19's tests) on binaries built on the CPU
+# machine, in a git worktree at /tmp/w22 with both patches (h200 preset, build/h200), packed by
 # runs/session22/pack-prebuilt.sh into .prebuilt/ (carried). The tree and the build are
 # unpacked at the same absolute paths, so that ctest's files hold. On an H200 (unless ROWS19=0), then
 # issue 19's rows from the same binaries, as runs/session17/s4.sh (~250 s more).
