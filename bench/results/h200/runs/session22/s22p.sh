@@ -6,13 +6,13 @@
 # runs/session22/pack-prebuilt.sh into .prebuilt/ (carried). The tree and the build are
 # unpacked at the same absolute paths, so that ctest's files hold. On an H200 (unless ROWS19=0), then
 # issue 19's rows from the same binaries, as runs/session17/s4.sh (~250 s more).
-# Command (carry .device-deps, .prebuilt): bash bench/results/h200/runs/session22/s22p.sh $OUT
-O=$1; S=$O/s22-summary.txt; R=bench/results/h200/runs/session21; W=/tmp/w22
+# Command (carry .device-deps, .prebuilt, .probe/trigger_probe): bash bench/results/h200/runs/session22/s22p.sh $OUT
+O=$1; ROOT=$PWD; S=$O/s22-summary.txt; R=bench/results/h200/runs/session21; W=/tmp/w22
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > $S
 rm -rf $W && mkdir -p $W && tar cf - --exclude=./.prebuilt --exclude=./.git . | tar xf - -C $W || exit 1
 cd $W || exit 1
 for p in reduce-late-trigger model-refit; do patch -p1 < $R/$p.patch >> $S 2>&1 || { cat $S; exit 1; }; done
-tar xJf $OLDPWD/.prebuilt/build.tar.xz -C $W || exit 1
+tar xJf $ROOT/.prebuilt/build.tar.xz -C $W || exit 1
 # ctest's files name the cmake and nvcc of the CPU machine
 [ -x /usr/bin/cmake ] || ln -s "$(command -v cmake)" /usr/bin/cmake
 [ -x /usr/local/cuda/bin/nvcc ] || echo "no /usr/local/cuda/bin/nvcc: the consumer tests will fail" >> $S
@@ -26,13 +26,16 @@ grep -h "^== " $O/a/sanitizer.log >> $S
 python3 scripts/bench_report.py --no-plot --markdown /tmp/r.md $O/g/bench/benchmarks.json > /dev/null &&
   grep -E "^\| (bf16|fp16|fp32) " /tmp/r.md | cut -c1-300 >> $S
 echo "check done at ${SECONDS}s" >> $S
+# runs/session22/trigger_probe.cu, built on the CPU machine (carry .probe/trigger_probe): ~10 s
+[ -x $ROOT/.probe/trigger_probe ] && { LD_LIBRARY_PATH=$W/.device-deps/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-} timeout 60 $ROOT/.probe/trigger_probe > $O/s22-trigger-probe.csv 2>> $S; \
+  echo "trigger probe rc=$? at ${SECONDS}s" >> $S; }
 # On an H200, issue 19's rows from the same binaries (runs/session17/s4.sh's benchmarks and link probe).
 if [ "${ROWS19:-1}" = 1 ] && nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
   P=bench/results/h200/runs/session13
   ( nvcc -O3 -arch=sm_90 -std=c++17 $P/link_probe.cu -o /tmp/link_probe && timeout 40 /tmp/link_probe 256 ) \
     > $O/s4-link-probe.txt 2>&1
   BENCH_BINARIES="bench_gemm bench_transfer bench_graph bench_pipeline" timeout ${T:-300} scripts/gpu-check.sh $O/p bench \
-    > $O/s4-bench-summary.txt 2>&1; echo "issue 19 bench rc=$? at ${SECONDS}s" >> $S; rm -f $O/p/bench.log
+    > $O/s4-bench-summary.txt 2>&1; echo "issue 19 bench rc=$? at ${SECONDS}s" >> $S; rm -f $O/p/bench.log $O/p/bench/report.md
 fi
 echo "done at ${SECONDS}s" >> $S
 tail -4 $S
