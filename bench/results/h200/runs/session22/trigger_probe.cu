@@ -5,9 +5,9 @@
 // after its loop (late); L is rung 4's fallback kernel at 2048x64x4096 bf16 unsplit (A's rows
 // one past 16 bytes: 64 blocks, latency-bound). Times 50 chained pairs X, L with L's launch
 // programmatic (P) or not (F), and 50 of X or L alone; one CSV line a size and variant.
-// Build (from the repository root; 90 s here, so build it here and carry the binary):
+// Build (from the repository root; 20 s here, so build it here and carry the binary):
 //   nvcc -O3 -std=c++20 -DFOUNDRY_HAS_SM90A=1 -gencode arch=compute_90a,code=sm_90a -I include -I bench \
-//     -I bench/include bench/results/h200/runs/session22/trigger_probe.cu -lcublas -lbenchmark -o trigger_probe
+//     bench/results/h200/runs/session22/trigger_probe.cu -lcublas -lbenchmark -o trigger_probe
 #include <foundry/foundry.cuh>
 
 #include "gemm_sweep.cuh"
