@@ -1,0 +1,32 @@
+#!/bin/bash
+# Session 23, for whatever device time is left: runs/session22/s22p.sh's check (main with
+# session 21's reduce-late-trigger.patch and model-refit.patch, on the build packed here in
+# .prebuilt/) in the order of what a short lease still returns: trigger_probe (~10 s), the
+# sweeps (~20 s), then the whole suite with the four tools beside it, cut at BUDGET seconds of
+# command (default 330) so that $OUT comes back; issue 19's rows only on an H200 with 280 s
+# still to spare.
+# Command (carry .device-deps, .prebuilt, .probe/trigger_probe):
+#   BUDGET=330 bash bench/results/h200/runs/session23/s23.sh $OUT
+O=$1; ROOT=$PWD; S=$O/s23-summary.txt; R=bench/results/h200/runs/session21; W=/tmp/w22; B=${BUDGET:-330}
+left() { echo $((B - SECONDS)); }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > $S
+rm -rf $W && mkdir -p $W && tar cf - --exclude=./.prebuilt --exclude=./.git . | tar xf - -C $W || exit 1
+cd $W || exit 1
+for p in reduce-late-trigger model-refit; do patch -p1 < $R/$p.patch >> $S 2>&1 || { cat $S; exit 1; }; done
+tar xJf $ROOT/.prebuilt/build.tar.xz -C $W || exit 1
+[ -x /usr/bin/cmake ] || ln -s "$(command -v cmake)" /usr/bin/cmake
+echo "unpacked at ${SECONDS}s" >> $S
+[ -x $ROOT/.probe/trigger_probe ] && { LD_LIBRARY_PATH=$W/.device-deps/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-} timeout 40 $ROOT/.probe/trigger_probe > $O/s22-trigger-probe.csv 2>> $S; \
+  echo "trigger probe rc=$? at ${SECONDS}s" >> $S; }
+BENCH_BINARIES="bench_gemm_sweep_bf16 bench_gemm_sweep_fp16 bench_gemm_sweep_fp32 bench_gemm_skinny" \
+  timeout 90 scripts/gpu-check.sh $O/g bench >> $S 2>&1; echo "bench rc=$? at ${SECONDS}s" >> $S; rm -f $O/g/bench.log $O/g/bench/report.md
+SANITIZE_WITH_TESTS=1 SANITIZE_JOBS=12 TEST_JOBS=8 SANITIZE_TIMEOUT=$(( $(left) - 20 )) \
+  SANITIZE_BINARIES="test_gemm_dispatch test_gemm_wgmma test_gemm_skinny test_gemm_tensor_core test_gemm_fp32 test_pipeline test_graph test_memory" \
+  timeout $(( $(left) - 5 )) scripts/gpu-check.sh $O/a test,sanitize >> $S 2>&1; echo "check rc=$? at ${SECONDS}s" >> $S
+grep -h "^== " $O/a/sanitizer.log >> $S
+grep -E "tests passed|tests failed" $O/a/ctest.log >> $S
+if [ "$(left)" -gt 280 ] && nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
+  BENCH_BINARIES="bench_gemm bench_transfer bench_graph bench_pipeline" timeout $(( $(left) - 5 )) scripts/gpu-check.sh $O/p bench \
+    > $O/s4-bench-summary.txt 2>&1; echo "issue 19 bench rc=$? at ${SECONDS}s" >> $S; rm -f $O/p/bench.log $O/p/bench/report.md
+fi
+echo "done at ${SECONDS}s" >> $S
