@@ -7,16 +7,9 @@
 # unpacked at the same absolute paths, so that ctest's files hold. On an H200 (unless ROWS19=0), then
 # issue 19's rows from the same binaries, as runs/session17/s4.sh (~250 s more).
 # Command (carry .device-deps, .prebuilt, .probe/trigger_probe): bash bench/results/h200/runs/session22/s22p.sh $OUT
-O=$1; ROOT=$PWD; S=$O/s22-summary.txt; R=bench/results/h200/runs/session21; W=/tmp/w22
+O=$1; S=$O/s22-summary.txt
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > $S
-rm -rf $W && mkdir -p $W && tar cf - --exclude=./.prebuilt --exclude=./.git . | tar xf - -C $W || exit 1
-cd $W || exit 1
-for p in reduce-late-trigger model-refit; do patch -p1 < $R/$p.patch >> $S 2>&1 || { cat $S; exit 1; }; done
-tar xJf $ROOT/.prebuilt/build.tar.xz -C $W || exit 1
-# ctest's files name the cmake and nvcc of the CPU machine
-[ -x /usr/bin/cmake ] || ln -s "$(command -v cmake)" /usr/bin/cmake
-[ -x /usr/local/cuda/bin/nvcc ] || echo "no /usr/local/cuda/bin/nvcc: the consumer tests will fail" >> $S
-echo "unpacked at ${SECONDS}s" >> $S
+. bench/results/h200/runs/session22/unpack-prebuilt.sh && unpack_prebuilt || exit 1
 BENCH_BINARIES="bench_gemm_sweep_bf16 bench_gemm_sweep_fp16 bench_gemm_sweep_fp32 bench_gemm_skinny" \
   timeout 100 scripts/gpu-check.sh $O/g bench >> $S 2>&1; echo "bench rc=$? at ${SECONDS}s" >> $S; rm -f $O/g/bench.log $O/g/bench/report.md
 SANITIZE_WITH_TESTS=1 SANITIZE_JOBS=12 TEST_JOBS=8 SANITIZE_TIMEOUT=${ST:-240} \

@@ -7,15 +7,10 @@
 # still to spare.
 # Command (carry .device-deps, .prebuilt, .probe/trigger_probe):
 #   BUDGET=330 bash bench/results/h200/runs/session23/s23.sh $OUT
-O=$1; ROOT=$PWD; S=$O/s23-summary.txt; R=bench/results/h200/runs/session21; W=/tmp/w22; B=${BUDGET:-330}
+O=$1; S=$O/s23-summary.txt; B=${BUDGET:-330}
 left() { echo $((B - SECONDS)); }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > $S
-rm -rf $W && mkdir -p $W && tar cf - --exclude=./.prebuilt --exclude=./.git . | tar xf - -C $W || exit 1
-cd $W || exit 1
-for p in reduce-late-trigger model-refit; do patch -p1 < $R/$p.patch >> $S 2>&1 || { cat $S; exit 1; }; done
-tar xJf $ROOT/.prebuilt/build.tar.xz -C $W || exit 1
-[ -x /usr/bin/cmake ] || ln -s "$(command -v cmake)" /usr/bin/cmake
-echo "unpacked at ${SECONDS}s" >> $S
+. bench/results/h200/runs/session22/unpack-prebuilt.sh && unpack_prebuilt || exit 1
 [ -x $ROOT/.probe/trigger_probe ] && { LD_LIBRARY_PATH=$W/.device-deps/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-} timeout 40 $ROOT/.probe/trigger_probe > $O/s22-trigger-probe.csv 2>> $S; \
   echo "trigger probe rc=$? at ${SECONDS}s" >> $S; }
 BENCH_BINARIES="bench_gemm_sweep_bf16 bench_gemm_sweep_fp16 bench_gemm_sweep_fp32 bench_gemm_skinny" \
