@@ -6,7 +6,7 @@
 # runs/session22/pack-prebuilt.sh into .prebuilt/ (carried). The tree and the build are
 # unpacked at the same absolute paths, so that ctest's files hold. On an H200 (unless ROWS19=0), then
 # issue 19's rows from the same binaries, as runs/session17/s4.sh (~250 s more).
-# Command (carry .device-deps, .prebuilt, .probe/trigger_probe): bash bench/results/h200/runs/session22/s22p.sh $OUT
+# Command (carry .device-deps, .prebuilt, .probe/trigger_probe, .probe/plan_space_probe): bash bench/results/h200/runs/session22/s22p.sh $OUT
 O=$1; S=$O/s22-summary.txt
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > $S
 . bench/results/h200/runs/session22/unpack-prebuilt.sh && unpack_prebuilt || exit 1
@@ -22,6 +22,10 @@ echo "check done at ${SECONDS}s" >> $S
 # runs/session22/trigger_probe.cu, built on the CPU machine (carry .probe/trigger_probe): ~10 s
 [ -x $ROOT/.probe/trigger_probe ] && { LD_LIBRARY_PATH=$W/.device-deps/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-} timeout 60 $ROOT/.probe/trigger_probe > $O/s22-trigger-probe.csv 2>> $S; \
   echo "trigger probe rc=$? at ${SECONDS}s" >> $S; }
+# runs/session23/plan_space_probe.cu (main's plans and their alternatives on issue 21's worst
+# shapes; built on the CPU machine, carry .probe/plan_space_probe): ~30 s
+[ -x $ROOT/.probe/plan_space_probe ] && { LD_LIBRARY_PATH=$W/.device-deps/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-} timeout 60 \
+  $ROOT/.probe/plan_space_probe > $O/s23-plan-space.csv 2> $O/s23-plan-space.err; echo "plan space probe rc=$? at ${SECONDS}s" >> $S; }
 # On an H200, issue 19's rows from the same binaries (runs/session17/s4.sh's benchmarks and link probe).
 if [ "${ROWS19:-1}" = 1 ] && nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
   P=bench/results/h200/runs/session13

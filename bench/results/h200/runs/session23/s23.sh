@@ -2,12 +2,12 @@
 # Session 23, for whatever device time is left: runs/session22/s22p.sh's check (main with
 # session 21's reduce-late-trigger.patch and model-refit.patch, on the build packed here in
 # .prebuilt/) in the order of what a short lease still returns: trigger_probe (~10 s), the
-# sweeps (~20 s), then the whole suite with the four tools beside it, cut at BUDGET seconds of
-# command (default 330) so that $OUT comes back; issue 19's rows only on an H200 with 280 s
+# sweeps (~20 s), plan_space_probe.cu (~30 s), then the whole suite with the four tools beside it, cut at BUDGET seconds of
+# command (default 360) so that $OUT comes back; issue 19's rows only on an H200 with 280 s
 # still to spare.
-# Command (carry .device-deps, .prebuilt, .probe/trigger_probe):
-#   BUDGET=330 bash bench/results/h200/runs/session23/s23.sh $OUT
-O=$1; S=$O/s23-summary.txt; B=${BUDGET:-330}
+# Command (carry .device-deps, .prebuilt, .probe/trigger_probe, .probe/plan_space_probe):
+#   BUDGET=360 bash bench/results/h200/runs/session23/s23.sh $OUT
+O=$1; S=$O/s23-summary.txt; B=${BUDGET:-360}
 left() { echo $((B - SECONDS)); }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > $S
 . bench/results/h200/runs/session22/unpack-prebuilt.sh && unpack_prebuilt || exit 1
@@ -15,6 +15,10 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > $
   echo "trigger probe rc=$? at ${SECONDS}s" >> $S; }
 BENCH_BINARIES="bench_gemm_sweep_bf16 bench_gemm_sweep_fp16 bench_gemm_sweep_fp32 bench_gemm_skinny" \
   timeout 90 scripts/gpu-check.sh $O/g bench >> $S 2>&1; echo "bench rc=$? at ${SECONDS}s" >> $S; rm -f $O/g/bench.log $O/g/bench/report.md
+# runs/session23/plan_space_probe.cu (main's plans and their alternatives on issue 21's worst
+# shapes; built on the CPU machine, carry .probe/plan_space_probe): ~30 s
+[ -x $ROOT/.probe/plan_space_probe ] && { LD_LIBRARY_PATH=$W/.device-deps/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-} timeout 60 \
+  $ROOT/.probe/plan_space_probe > $O/s23-plan-space.csv 2> $O/s23-plan-space.err; echo "plan space probe rc=$? at ${SECONDS}s" >> $S; }
 SANITIZE_WITH_TESTS=1 SANITIZE_JOBS=12 TEST_JOBS=8 SANITIZE_TIMEOUT=$(( $(left) - 20 )) \
   SANITIZE_BINARIES="test_gemm_dispatch test_gemm_wgmma test_gemm_skinny test_gemm_tensor_core test_gemm_fp32 test_pipeline test_graph test_memory" \
   timeout $(( $(left) - 5 )) scripts/gpu-check.sh $O/a test,sanitize >> $S 2>&1; echo "check rc=$? at ${SECONDS}s" >> $S

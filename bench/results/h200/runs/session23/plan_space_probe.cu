@@ -1,0 +1,160 @@
+// Session 23, for issue 21's worst shapes: which plan would have been fast. For each of the 26
+// sweep problems that ran below 0.8x cuBLAS in some precision on the H100 (session 21's s19
+// sweeps), in fp32, bf16 and fp16, times cuBLAS, the plan foundry::gemm chooses, and the plans
+// it could have chosen: rung 3 (fp32; also with its operands packed for float4 loads), rung 5
+// (or rung 4's fallback where TMA cannot describe the operands), rung 4, rung 5 on packed
+// copies (16-bit), and the skinny rung, each at 1 to 32 slices of K; plans that describe the
+// same are timed once. Each time is the fastest of 5 batches of back-to-back calls on one stream
+// (at least 20 calls and 2 ms a batch, after 3 calls of warm-up), as fallback_probe.cu times
+// them. Prints one CSV line a plan:
+//   precision,problem,label,us,cublas_us,chosen,plan
+// PROBE_ONLY=<text> keeps the problems whose name contains it; PROBE_ALL=1 takes every problem
+// of the sweep. A plan the library refuses to build or launch is named on stderr.
+// Build (from the repository root; libbenchmark only for gemm_sweep.cuh's header):
+//   nvcc -O3 -std=c++20 -DFOUNDRY_HAS_SM90A=1 -gencode arch=compute_90a,code=sm_90a -I include -I bench \
+//     bench/results/h200/runs/session23/plan_space_probe.cu -lcublas -lbenchmark -o plan_space_probe
+#include <foundry/foundry.cuh>
+
+#include "gemm_sweep.cuh"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+const std::set<std::string> worst_problems = {
+    "1000x1000x12000_rn_rn_p0_0_0", "1024x1024x8192_rn_rn_p0_0_0", "102x1461x554_rn_ct_p1_4_3",
+    "10535x4849x17_rt_rt_p5_1_2",   "125x10970x318_rn_cn_p4_4_6",  "1283x3x31_cn_rn_p4_0_3",
+    "128x1024x16384_rn_rn_p0_0_0",  "12x470x7800_rt_rn_p6_1_5",    "1492x37x139_rn_ct_p6_2_0",
+    "15992x9x14282_ct_cn_p5_1_6",   "16384x16x16384_rn_rn_p0_0_0", "18x1558x139_rn_ct_p7_7_6",
+    "1950x23x670_rt_rt_p3_2_2",     "1x2869x1368_cn_cn_p1_2_0",    "2502x11840x18_rt_cn_p4_7_6",
+    "256x256x16384_rn_rn_p0_0_0",   "25x176x187_cn_rt_p4_1_0",     "29x13x2378_rt_rt_p6_6_5",
+    "2x5851x224_rt_ct_p6_3_4",      "301x1x87_rt_ct_p2_5_3",       "3x58x2835_cn_ct_p2_1_4",
+    "4228x263x2646_rn_rt_p4_6_2",   "492x2x10_rt_rn_p2_1_6",       "563x2426x2931_cn_rt_p3_3_5",
+    "608x118x51_rt_rn_p4_1_1",      "654x3234x130_ct_ct_p6_5_1"};
+
+/// Per-call time of `call()`: as the file comment says.
+template <class Call>
+double time_calls(Call&& call, foundry::stream& s) {
+  for (int i = 0; i < 3; ++i) call();
+  foundry::event start, stop;
+  start.record(s.view());
+  call();
+  stop.record(s.view());
+  stop.synchronize();
+  const double one_us = 1000.0 * foundry::elapsed_ms(start, stop);
+  const int calls = std::max(20, static_cast<int>(2000.0 / std::max(one_us, 1.0)));
+  double best = 1e30;
+  for (int batch = 0; batch < 5; ++batch) {
+    start.record(s.view());
+    for (int i = 0; i < calls; ++i) call();
+    stop.record(s.view());
+    stop.synchronize();
+    best = std::min(best, 1000.0 * foundry::elapsed_ms(start, stop) / calls);
+  }
+  return best;
+}
+
+template <class In>
+void probe(const char* precision, const gemm_sweep::sweep_problem& shape, const foundry::device_properties& device,
+           foundry::stream& s) {
+  const auto sa = shape.a(), sb = shape.b(), sc = shape.c();
+  foundry::device_buffer<In> a(sa.elements(), s), b(sb.elements(), s);
+  foundry::device_buffer<float> c(sc.elements(), s);
+  FOUNDRY_CUDA_TRY(cudaMemsetAsync(a.data(), 0x3c, a.size() * sizeof(In), s.get()));
+  FOUNDRY_CUDA_TRY(cudaMemsetAsync(b.data(), 0x3c, b.size() * sizeof(In), s.get()));
+  const auto p =
+      foundry::make_gemm_problem<In, float>(1.0f, sa.view<const In>(a.data()), shape.op_a, sb.view<const In>(b.data()),
+                                            shape.op_b, 0.0f, sc.view<float>(c.data()));
+  const int sms = device.sm_count;
+  const auto sm_count = [sms] { return sms; };
+  const std::size_t optin = device.shared_memory_per_block_optin;
+  const double cublas_us = time_calls([&] { gemm_sweep::cublas_gemm<In>(shape, a.data(), b.data(), c.data(), s); }, s);
+
+  std::vector<std::pair<std::string, foundry::gemm_plan>> plans;
+  const foundry::gemm_plan chosen = foundry::make_gemm_plan(p, device);
+  plans.emplace_back("chosen", chosen);
+  const auto add = [&](const char* label, auto&& make) {
+    try {
+      plans.emplace_back(label, make());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s %s %s: refused: %s\n", precision, shape.name().c_str(), label, e.what());
+    }
+  };
+  for (const int splits : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32}) {
+    if constexpr (std::is_same_v<In, float>) {
+      add("register_blocked",
+          [&] { return foundry::detail::plan_rung(foundry::gemm_rung::register_blocked, p, splits, sm_count); });
+      // Packed for float4 loads whatever the copies cost (pack_for_vector_loads asks first).
+      const foundry::gemm_kernels::gemm_pack_plan packing = foundry::gemm_kernels::operands_to_copy(p);
+      if (packing.any())
+        add("register_blocked_packed", [&] {
+          foundry::gemm_plan plan =
+              foundry::detail::plan_rung(foundry::gemm_rung::register_blocked, p, splits, sm_count);
+          foundry::gemm_kernels::detail::record_packing(plan, packing);
+          return plan;
+        });
+    } else {
+      add("wgmma_or_fallback",
+          [&] { return foundry::detail::plan_rung(foundry::gemm_rung::wgmma, p, splits, sm_count, optin); });
+      add("tensor_core",
+          [&] { return foundry::detail::plan_rung(foundry::gemm_rung::tensor_core, p, splits, sm_count, optin); });
+      const foundry::gemm_kernels::gemm_pack_plan packing = foundry::gemm_kernels::operands_to_copy(p);
+      if (packing.any())
+        add("packed_wgmma", [&] {
+          foundry::gemm_plan copies;
+          foundry::gemm_kernels::detail::record_packing(copies, packing);
+          foundry::gemm_plan plan = foundry::detail::plan_rung(
+              foundry::gemm_rung::wgmma,
+              foundry::gemm_kernels::packed_problem(p, copies, foundry::gemm_kernels::pack_alignment), splits, sm_count,
+              optin);
+          foundry::gemm_kernels::detail::record_packing(plan, packing);
+          return plan;
+        });
+    }
+    add("skinny", [&] { return foundry::detail::plan_rung(foundry::gemm_rung::skinny, p, splits, sm_count); });
+  }
+
+  std::set<std::string> timed;
+  for (const auto& [label, plan] : plans) {
+    const std::string what = plan.describe();
+    if (!timed.insert(what).second) continue;
+    double us = -1.0;
+    try {
+      us = time_calls([&] { foundry::detail::launch_plan(plan, p, {}, s.view()); }, s);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s %s %s: %s\n", precision, shape.name().c_str(), what.c_str(), e.what());
+    }
+    std::printf("%s,%s,%s,%.2f,%.2f,%d,\"%s\"\n", precision, shape.name().c_str(), label.c_str(), us, cublas_us,
+                what == chosen.describe() ? 1 : 0, what.c_str());
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main() {
+  const foundry::device_properties& device = foundry::get_device_properties();
+  const char* only = std::getenv("PROBE_ONLY");
+  const bool all = std::getenv("PROBE_ALL") != nullptr;
+  foundry::stream s;
+  std::printf("precision,problem,label,us,cublas_us,chosen,plan\n");
+  for (const auto& shape : gemm_sweep::sweep_problems()) {
+    const std::string name = shape.name();
+    if (!all && worst_problems.count(name) == 0) continue;
+    if (only != nullptr && name.find(only) == std::string::npos) continue;
+    probe<float>("fp32", shape, device, s);
+    probe<__nv_bfloat16>("bf16", shape, device, s);
+    probe<__half>("fp16", shape, device, s);
+  }
+}
