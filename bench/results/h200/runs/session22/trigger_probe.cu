@@ -3,21 +3,20 @@
 // early trigger did (session 21's pdl_probe: 2048x64x4096 split 2, 57 -> 137 us a call)?
 // X is a streaming copy of `bytes` over 4 blocks an SM, its trigger at its start (early) or
 // after its loop (late); L is rung 4's fallback kernel at 2048x64x4096 bf16 unsplit (A's rows
-// one past 16 bytes: 64 blocks, latency-bound). Times 50 chained pairs X, L with L's launch
-// programmatic (P) or not (F), and 50 of X or L alone; one CSV line a size and variant.
+// one past 16 bytes: 64 blocks, latency-bound). Times chained pairs X, L with L's launch
+// programmatic (P) or not (F), and X or L alone (runs/session23/probe_common.cuh); one CSV line a size and variant.
 // Build (from the repository root; 20 s here, so build it here and carry the binary):
 //   nvcc -O3 -std=c++20 -DFOUNDRY_HAS_SM90A=1 -gencode arch=compute_90a,code=sm_90a -I include -I bench \
 //     bench/results/h200/runs/session22/trigger_probe.cu -lcublas -lbenchmark -o trigger_probe
 #include <foundry/foundry.cuh>
 
-#include "gemm_sweep.cuh"
+#include "../session23/probe_common.cuh"
 
 #include <cuda_bf16.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <functional>
 
 namespace {
 
@@ -32,22 +31,6 @@ __global__ void stream_copy(const float4* __restrict__ src, float4* __restrict__
   if constexpr (late_trigger) foundry::allow_dependent_launch();
 }
 
-// The best of 5 batches of 50 calls, in us a call.
-double time_chain(foundry::stream& s, const std::function<void()>& call) {
-  for (int i = 0; i < 3; ++i) call();
-  s.synchronize();
-  double best = 1e30;
-  for (int batch = 0; batch < 5; ++batch) {
-    foundry::event start, stop;
-    start.record(s.view());
-    for (int i = 0; i < 50; ++i) call();
-    stop.record(s.view());
-    stop.synchronize();
-    best = std::min(best, 1000.0 * foundry::elapsed_ms(start, stop) / 50);
-  }
-  return best;
-}
-
 }  // namespace
 
 int main() {
@@ -57,14 +40,8 @@ int main() {
 
   gemm_sweep::sweep_problem shape = gemm_sweep::plain(2048, 64, 4096, gemm_sweep::sweep_class::random);
   shape.pad_a = 1;
-  const auto sa = shape.a(), sb = shape.b(), sc = shape.c();
-  foundry::device_buffer<in> a(sa.elements(), s), b(sb.elements(), s);
-  foundry::device_buffer<float> c(sc.elements(), s);
-  FOUNDRY_CUDA_TRY(cudaMemsetAsync(a.data(), 0x3c, a.size() * sizeof(in), s.get()));
-  FOUNDRY_CUDA_TRY(cudaMemsetAsync(b.data(), 0x3c, b.size() * sizeof(in), s.get()));
-  const auto p =
-      foundry::make_gemm_problem<in, float>(1.0f, sa.view<const in>(a.data()), shape.op_a, sb.view<const in>(b.data()),
-                                            shape.op_b, 0.0f, sc.view<float>(c.data()));
+  probe_operands<in> operands(shape, s);
+  const auto& p = operands.p;
   const foundry::gemm_plan plan = foundry::detail::plan_rung(foundry::gemm_rung::wgmma, p, 1, sm_count);
   if (!plan.fallback) {
     std::fprintf(stderr, "2048x64x4096 with A's rows one past 16 bytes is not on the fallback: %s\n",
@@ -79,7 +56,8 @@ int main() {
   };
 
   std::printf("x_bytes,variant,per_call_us\n");
-  std::printf("0,L_alone,%.2f\n", time_chain(s, [&] { latency_bound(foundry::launch_dependency::programmatic); }));
+  std::printf("0,L_alone,%.2f\n",
+              time_back_to_back([&] { latency_bound(foundry::launch_dependency::programmatic); }, s));
   for (const std::uint64_t bytes : {std::uint64_t{1} << 20, std::uint64_t{16} << 20, std::uint64_t{256} << 20}) {
     const std::uint64_t vectors = bytes / sizeof(float4);
     foundry::device_buffer<float4> src(vectors, s), dst(vectors, s);
@@ -108,10 +86,12 @@ int main() {
                             variant{"X_early_then_L_P", false, true, foundry::launch_dependency::programmatic},
                             variant{"X_late_then_L_P", true, true, foundry::launch_dependency::programmatic},
                             variant{"X_early_then_L_F", false, true, foundry::launch_dependency::full}}) {
-      const double us = time_chain(s, [&] {
-        copy(v.late);
-        if (v.with_l) latency_bound(v.l_dependency);
-      });
+      const double us = time_back_to_back(
+          [&] {
+            copy(v.late);
+            if (v.with_l) latency_bound(v.l_dependency);
+          },
+          s);
       std::printf("%llu,%s,%.2f\n", static_cast<unsigned long long>(bytes), v.name, us);
       std::fflush(stdout);
     }

@@ -5,8 +5,7 @@
 // (or rung 4's fallback where TMA cannot describe the operands), rung 4, rung 5 on packed
 // copies (16-bit), and the skinny rung, each at 1 to 32 slices of K; plans that run the same
 // kernels are timed once. Each time is the fastest of 5 batches of back-to-back calls on one stream
-// (at least 20 calls and 2 ms a batch, after 3 calls of warm-up), as fallback_probe.cu times
-// them. Prints one CSV line a plan:
+// (probe_common.cuh, as fallback_probe.cu times them). Prints one CSV line a plan:
 //   precision,problem,label,us,cublas_us,chosen,plan
 // PROBE_ONLY=<text> keeps the problems whose name contains it; PROBE_ALL=1 takes every problem
 // of the sweep. A plan the library refuses to build or launch is named on stderr.
@@ -15,7 +14,7 @@
 //     bench/results/h200/runs/session23/plan_space_probe.cu -lcublas -lbenchmark -o plan_space_probe
 #include <foundry/foundry.cuh>
 
-#include "gemm_sweep.cuh"
+#include "probe_common.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -43,43 +42,16 @@ const std::set<std::string> worst_problems = {
     "4228x263x2646_rn_rt_p4_6_2",   "492x2x10_rt_rn_p2_1_6",       "563x2426x2931_cn_rt_p3_3_5",
     "608x118x51_rt_rn_p4_1_1",      "654x3234x130_ct_ct_p6_5_1"};
 
-/// Per-call time of `call()`: as the file comment says.
-template <class Call>
-double time_calls(Call&& call, foundry::stream& s) {
-  for (int i = 0; i < 3; ++i) call();
-  foundry::event start, stop;
-  start.record(s.view());
-  call();
-  stop.record(s.view());
-  stop.synchronize();
-  const double one_us = 1000.0 * foundry::elapsed_ms(start, stop);
-  const int calls = std::max(20, static_cast<int>(2000.0 / std::max(one_us, 1.0)));
-  double best = 1e30;
-  for (int batch = 0; batch < 5; ++batch) {
-    start.record(s.view());
-    for (int i = 0; i < calls; ++i) call();
-    stop.record(s.view());
-    stop.synchronize();
-    best = std::min(best, 1000.0 * foundry::elapsed_ms(start, stop) / calls);
-  }
-  return best;
-}
-
 template <class In>
 void probe(const char* precision, const gemm_sweep::sweep_problem& shape, const foundry::device_properties& device,
            foundry::stream& s) {
-  const auto sa = shape.a(), sb = shape.b(), sc = shape.c();
-  foundry::device_buffer<In> a(sa.elements(), s), b(sb.elements(), s);
-  foundry::device_buffer<float> c(sc.elements(), s);
-  FOUNDRY_CUDA_TRY(cudaMemsetAsync(a.data(), 0x3c, a.size() * sizeof(In), s.get()));
-  FOUNDRY_CUDA_TRY(cudaMemsetAsync(b.data(), 0x3c, b.size() * sizeof(In), s.get()));
-  const auto p =
-      foundry::make_gemm_problem<In, float>(1.0f, sa.view<const In>(a.data()), shape.op_a, sb.view<const In>(b.data()),
-                                            shape.op_b, 0.0f, sc.view<float>(c.data()));
+  probe_operands<In> operands(shape, s);
+  const auto& p = operands.p;
   const int sms = device.sm_count;
   const auto sm_count = [sms] { return sms; };
   const std::size_t optin = device.shared_memory_per_block_optin;
-  const double cublas_us = time_calls([&] { gemm_sweep::cublas_gemm<In>(shape, a.data(), b.data(), c.data(), s); }, s);
+  const double cublas_us = time_back_to_back(
+      [&] { gemm_sweep::cublas_gemm<In>(shape, operands.a.data(), operands.b.data(), operands.c.data(), s); }, s);
 
   std::vector<std::pair<std::string, foundry::gemm_plan>> plans;
   const foundry::gemm_plan chosen = foundry::make_gemm_plan(p, device);
@@ -136,7 +108,7 @@ void probe(const char* precision, const gemm_sweep::sweep_problem& shape, const 
     if (!timed.insert(kernels_of(plan)).second) continue;
     double us = -1.0;
     try {
-      us = time_calls([&] { foundry::detail::launch_plan(plan, p, {}, s.view()); }, s);
+      us = time_back_to_back([&] { foundry::detail::launch_plan(plan, p, {}, s.view()); }, s);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "%s %s %s: %s\n", precision, shape.name().c_str(), what.c_str(), e.what());
     }
