@@ -4,7 +4,7 @@
 # (runs/session22/pack-prebuilt.sh), in the order of what a short lease still returns:
 # trigger_probe (~10 s), the sweeps (~20 s), plan_space_probe.cu (~30 s), then the whole suite
 # with the four tools beside it (~232 s on an H100), cut at BUDGET seconds of command (default
-# 360) so that $OUT comes back; issue 19's rows (unless ROWS19=0) only on an H200 with 200 s
+# 360) so that $OUT comes back; issue 19's rows (unless ROWS19=0) only on an H200 with 250 s
 # still to spare. runs/session22/s22p.sh is this script with BUDGET=590.
 # Command (carry .device-deps, .prebuilt, .probe/trigger_probe, .probe/plan_space_probe):
 #   BUDGET=360 bash bench/results/h200/runs/session23/s23.sh $OUT
@@ -28,7 +28,7 @@ grep -E "tests passed|tests failed" $O/a/ctest.log >> $S
 python3 scripts/bench_report.py --no-plot --markdown /tmp/r.md $O/g/bench/benchmarks.json > /dev/null &&
   grep -E "^\| (bf16|fp16|fp32) " /tmp/r.md | cut -c1-300 >> $S
 # Issue 19's rows from the same binaries (runs/session17/s4.sh's benchmarks and link probe).
-if [ "${ROWS19:-1}" = 1 ] && [ "$(left)" -gt 200 ] && nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
+if [ "${ROWS19:-1}" = 1 ] && [ "$(left)" -gt 250 ] && nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
   ( nvcc -O3 -arch=sm_90 -std=c++17 bench/results/h200/runs/session13/link_probe.cu -o /tmp/link_probe &&
     timeout 40 /tmp/link_probe 256 ) > $O/s4-link-probe.txt 2>&1
   BENCH_BINARIES="bench_gemm bench_transfer bench_graph bench_pipeline" timeout $(( $(left) - 5 )) scripts/gpu-check.sh $O/p bench \
