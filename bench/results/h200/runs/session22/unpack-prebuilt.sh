@@ -1,14 +1,17 @@
 #!/bin/bash
 # Sourced by s22p.sh and runs/session23/s23.sh from the repository root, with S (the summary
 # file) set: copies the tree to W (default /tmp/w22, the path the pack was built at, so that
-# ctest's files hold), applies session 21's two patches there, unpacks .prebuilt/build.tar.xz
+# ctest's files hold), applies session 21's two patches and session 24's review fixes there
+# (or the patches that PATCHES names, in order), unpacks .prebuilt/build.tar.xz
 # over it, and leaves the shell in W with ROOT naming the repository root. Returns non-zero
 # on any failure.
 ROOT=$PWD; W=${W:-/tmp/w22}; R=bench/results/h200/runs/session21
 unpack_prebuilt() {
   rm -rf $W && mkdir -p $W && tar cf - --exclude=./.prebuilt --exclude=./.git . | tar xf - -C $W || return 1
   cd $W || return 1
-  for p in reduce-late-trigger model-refit; do patch -p1 < $R/$p.patch >> $S 2>&1 || { cat $S; return 1; }; done
+  for p in ${PATCHES:-$R/reduce-late-trigger.patch $R/model-refit.patch bench/results/h200/runs/session24/review-fixes.patch}; do
+    patch -p1 < $p >> $S 2>&1 || { cat $S; return 1; }
+  done
   tar xJf $ROOT/.prebuilt/build.tar.xz -C $W || return 1
   # ctest's files name the cmake and nvcc of the CPU machine
   [ -x /usr/bin/cmake ] || ln -s "$(command -v cmake)" /usr/bin/cmake
