@@ -3,7 +3,7 @@
 # file) set: copies the tree to W (default /tmp/w22, the path the pack was built at, so that
 # ctest's files hold), applies session 21's two patches and session 24's review fixes there
 # (or the patches that PATCHES names, in order), unpacks .prebuilt/build.tar.xz
-# over it, and leaves the shell in W with ROOT naming the repository root. Returns non-zero
+# over it (or, where .prebuilt is not carried, builds it there with gpu-check.sh), and leaves the shell in W with ROOT naming the repository root. Returns non-zero
 # on any failure.
 ROOT=$PWD; W=${W:-/tmp/w22}; R=bench/results/h200/runs/session21
 unpack_prebuilt() {
@@ -12,7 +12,12 @@ unpack_prebuilt() {
   for p in ${PATCHES:-$R/reduce-late-trigger.patch $R/model-refit.patch bench/results/h200/runs/session24/review-fixes.patch}; do
     patch -p1 < $p >> $S 2>&1 || { cat $S; return 1; }
   done
-  tar xJf $ROOT/.prebuilt/build.tar.xz -C $W || return 1
+  if [ -f $ROOT/.prebuilt/build.tar.xz ]; then
+    tar xJf $ROOT/.prebuilt/build.tar.xz -C $W || return 1
+  else  # no pack carried: build here (~190 s on 16 cores)
+    scripts/gpu-check.sh $O/b build >> $S 2>&1 || { tail -30 $S; return 1; }
+    rm -f $O/b/build.log; echo "built at ${SECONDS}s" >> $S
+  fi
   # ctest's files name the cmake and nvcc of the CPU machine
   [ -x /usr/bin/cmake ] || ln -s "$(command -v cmake)" /usr/bin/cmake
   [ -x /usr/local/cuda/bin/nvcc ] || echo "no /usr/local/cuda/bin/nvcc: the consumer tests will fail" >> $S
