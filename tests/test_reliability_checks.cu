@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <foundry/foundry.cuh>
+#include <foundry/naive/histogram.cuh>
 #include <support/test_support.cuh>
 
 #include <climits>
@@ -266,4 +267,51 @@ TEST_CASE("a remembered allocation does not let host memory through", "[gpu]") {
   std::vector<float> host(4096, 1.0f);
   CHECK_THROWS_WITH(foundry::reduce_sum(cuda::std::span<const float>(host.data(), host.size()), out.span(), s),
                     Contains("host memory"));
+}
+
+// ---- further defects of kinds 3 and 4, found by review in session 24 ----
+
+TEST_CASE("histogram_even refuses counts that overlap its samples") {
+  cuda::std::span<const float> samples(fake_pointer<float>(), 1000);
+  cuda::std::span<std::uint32_t> inside(fake_pointer<std::uint32_t>() + 500, 16);
+  CHECK_THROWS_WITH(foundry::histogram_even(samples, inside, 0.0f, 1.0f, unused_stream()),
+                    Contains("histogram_even samples and counts overlap"));
+  CHECK_THROWS_WITH(foundry::naive::histogram_even(samples, inside, 0.0f, 1.0f, unused_stream()),
+                    Contains("naive::histogram_even samples and counts overlap"));
+}
+
+TEST_CASE("reduce refuses a caller's workspace that overlaps an input or the output", "[gpu]") {
+  foundry::stream s;
+  constexpr std::size_t n = std::size_t{1} << 22;  // many blocks: the workspace is used
+  const std::size_t bytes = foundry::reduce_workspace_bytes<float>(n);
+  REQUIRE(bytes > 0);
+  foundry::device_buffer<float> x(n + bytes / sizeof(float) + 64, s, 1.0f);
+  foundry::device_buffer<float> out(1, s, -1.0f);
+  const cuda::std::span<const float> in(x.data(), n);
+  const auto bytes_at = [&](float* p) { return cuda::std::span<std::byte>(reinterpret_cast<std::byte*>(p), bytes); };
+  // The input's last elements as the workspace's first bytes.
+  CHECK_THROWS_WITH(foundry::reduce(in, out.span(), 0.0f, cuda::std::plus<float>{}, bytes_at(x.data() + n - 4), s),
+                    Contains("transform_reduce workspace and input overlap"));
+  // The output inside the workspace.
+  foundry::device_buffer<float> spare(bytes / sizeof(float) + 64, s, 0.0f);
+  CHECK_THROWS_WITH(foundry::reduce(in, cuda::std::span<float>(spare.data() + 8, 1), 0.0f, cuda::std::plus<float>{},
+                                    bytes_at(spare.data()), s),
+                    Contains("transform_reduce workspace and output overlap"));
+  // Right after the input: allowed, and the sum is right.
+  foundry::reduce(in, out.span(), 0.0f, cuda::std::plus<float>{}, bytes_at(x.data() + n), s);
+  CHECK(foundry::test::to_host(out, s)[0] == static_cast<float>(n));
+}
+
+TEST_CASE("fill refuses host memory where the device cannot reach pageable memory", "[gpu]") {
+  foundry::stream s;
+  std::vector<float> host(100, -1.0f);
+  cuda::std::span<float> target(host.data(), host.size());
+  if (pageable_access()) {
+    foundry::fill(target, 2.0f, s);
+    s.synchronize();
+    for (const float v : host) CHECK(v == 2.0f);
+  } else {
+    CHECK_THROWS_WITH(foundry::fill(target, 2.0f, s), Contains("fill destination") && Contains("host memory"));
+    for (const float v : host) CHECK(v == -1.0f);
+  }
 }

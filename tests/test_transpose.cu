@@ -39,6 +39,12 @@ struct triple {
   std::uint64_t a, b, c;
 };
 
+// A 48-byte element: even a 32 x 32 tile of it (33 x 32 with padding) exceeds 48 KiB of
+// static shared memory, so every call moves one element per thread.
+struct wide_element {
+  float x[12];
+};
+
 struct shape {
   std::int64_t rows;
   std::int64_t cols;
@@ -268,6 +274,38 @@ TEMPLATE_TEST_CASE("copy_2d matches a CPU reference at odd shapes, pitches and o
                    std::uint16_t, float, double, quad) {
   foundry::stream s;
   check_odd_shapes<TestType>(algorithm::copy_2d, s);
+}
+
+TEST_CASE("transpose, copy_2d and naive::transpose take elements too large for a shared tile", "[gpu]") {
+  STATIC_REQUIRE(!foundry::detail::transpose_tile<foundry::transpose_policy, wide_element>::fits_static_shared);
+  STATIC_REQUIRE(foundry::detail::transpose_tile<foundry::transpose_policy, quad>::fits_static_shared);
+  foundry::stream s;
+  std::uint64_t seed_id = 500;
+  for (const shape sh : odd_shapes()) {
+    if (sh.rows * sh.cols > (std::int64_t{1} << 21)) continue;  // 48-byte elements: keep the host reference small
+    CAPTURE(sh.rows, sh.cols);
+    for (const algorithm a : {algorithm::transpose, algorithm::copy_2d, algorithm::naive_transpose}) {
+      CAPTURE(static_cast<int>(a));
+      const std::int64_t out_cols = a == algorithm::copy_2d ? sh.cols : sh.rows;
+      check_against_reference<wide_element>(a, sh, sh.cols, out_cols, 0, 0, ++seed_id, s);
+      check_against_reference<wide_element>(a, sh, sh.cols + 3, out_cols + 5, 1, 1, ++seed_id, s);
+    }
+  }
+  // Views of different layouts: copy_2d transposes in memory, through the same fallback.
+  const shape sh{129, 127};
+  const auto in = random_elements<wide_element>(static_cast<std::size_t>(sh.rows * sh.cols), 600);
+  const auto d_in = to_device(in, s);
+  const std::int64_t pitch = sh.rows + 2;
+  auto d_out = poisoned_device_buffer<wide_element>(static_cast<std::size_t>(sh.cols * pitch), s);
+  foundry::copy_2d(matrix_view<const wide_element>{d_in.data(), sh.rows, sh.cols, sh.cols},
+                   matrix_view<wide_element>{d_out.data(), sh.rows, sh.cols, pitch, matrix_layout::col_major}, s);
+  std::vector<wide_element> expected(d_out.size(), poison_value<wide_element>());
+  for (std::int64_t r = 0; r < sh.rows; ++r) {
+    for (std::int64_t c = 0; c < sh.cols; ++c) {
+      expected[static_cast<std::size_t>(c * pitch + r)] = in[static_cast<std::size_t>(r * sh.cols + c)];
+    }
+  }
+  CHECK(first_bit_difference(to_host(d_out, s), expected) == -1);
 }
 
 TEMPLATE_TEST_CASE("naive::transpose matches the same CPU reference", "[gpu]", std::uint8_t, float, double, quad) {

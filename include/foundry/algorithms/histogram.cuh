@@ -206,6 +206,8 @@ void expect_histogram_even_arguments(cuda::std::span<Sample, SampleExtent> sampl
   const std::string name(algorithm);
   expect_device_span(samples, (name + " samples").c_str());
   expect_capacity(counts, 1, (name + " counts (one per bin)").c_str());
+  // The counts are zeroed, then incremented, while other blocks still read samples.
+  expect_no_forbidden_overlap(samples, counts, overlap_rule::disjoint, (name + " samples and counts").c_str());
   FOUNDRY_EXPECTS(counts.size() <= histogram_max_bins<Sample>,
                   name + " takes at most " + std::to_string(histogram_max_bins<Sample>) +
                       " bins for this sample type, " + std::to_string(counts.size()) + " given");
@@ -501,10 +503,14 @@ void enqueue_histogram_even(vector_split<N> split, const Sample* samples, const 
                                                            resident_grid_blocks(Policy::byte_blocks_per_sm, device)));
     const std::uint64_t byte_block_samples_bound =
         (ceil_div(split.vectors / byte_tile_vectors, byte_blocks) + 1) * byte_tile_vectors * N + 2 * N;
-    if (byte_block_samples_bound <= std::numeric_limits<std::uint32_t>::max()) {
+    // 66.5 KiB of shared memory: more than a Turing block may opt into (64 KiB), where the
+    // general kernel below counts the bytes instead.
+    constexpr std::size_t byte_shared_bytes = histogram_bytes_shared_bytes<Policy::byte_block_threads>;
+    if (byte_block_samples_bound <= std::numeric_limits<std::uint32_t>::max() &&
+        byte_shared_bytes <= device.shared_memory_per_block_optin) {
       c.grid = dim3(static_cast<std::uint32_t>(byte_blocks), 1, 1);
       c.block = dim3(Policy::byte_block_threads, 1, 1);
-      c.dynamic_shared_bytes = histogram_bytes_shared_bytes<Policy::byte_block_threads>;
+      c.dynamic_shared_bytes = byte_shared_bytes;
       launch(s, c, histogram_bytes_kernel<Policy, Sample, Count>, split, samples, bins, counts);
       return;
     }
@@ -558,7 +564,7 @@ constexpr void static_check_histogram_types() {
 /// non-empty input) the histogram kernel. The samples must stay alive and
 /// unchanged until it completes on `s`.
 /// Throws `std::invalid_argument` if `samples` has elements but a null pointer,
-/// `counts` is empty or null, there are more bins than `histogram_max_bins`, the
+/// `counts` is empty or null or overlaps `samples`, there are more bins than `histogram_max_bins`, the
 /// bounds are not finite with `lower < upper` (NaN included), integer samples get
 /// bounds that are not whole numbers within the type's range, the bin width
 /// underflows or overflows, or `s` is the null stream; `cuda_error` if a launch fails.

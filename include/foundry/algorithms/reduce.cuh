@@ -53,7 +53,8 @@ template <class T, class Acc = accumulator_t<T>, class Policy = reduce_policy>
 /// gives `init`. Asynchronous on `s`; `workspace` must stay alive and unused by
 /// other work until the reduction completes on `s`.
 /// Throws `std::invalid_argument` on a null input with elements, an empty or
-/// null output, or a workspace that is too small.
+/// null output, a workspace that is too small or overlaps the input or the output,
+/// or memory that the stream's device cannot access.
 template <class Policy = reduce_policy, class In, std::size_t InExtent, class Acc, std::size_t OutExtent, class Op>
 void reduce(cuda::std::span<In, InExtent> in, cuda::std::span<Acc, OutExtent> out, cuda::std::type_identity_t<Acc> init,
             Op op, cuda::std::span<std::byte> workspace, cuda::stream_ref s) {

@@ -271,6 +271,20 @@ void expect_reduction_arguments(const cuda::std::tuple<cuda::std::span<In, InExt
   expect_capacity(out, 1, (name + " output").c_str());
 }
 
+/// Refuses a workspace that shares a byte with an input (the first blocks to finish write
+/// their partials over samples that later blocks still read) or with the output.
+template <class... In, std::size_t... InExtents, class Acc, std::size_t OutExtent>
+void expect_workspace_apart(const cuda::std::tuple<cuda::std::span<In, InExtents>...>& inputs,
+                            cuda::std::span<Acc, OutExtent> out, cuda::std::span<std::byte> workspace) {
+  cuda::std::apply(
+      [&](const auto&... in) {
+        (expect_no_forbidden_overlap(workspace, in, overlap_rule::disjoint, "transform_reduce workspace and input"),
+         ...);
+      },
+      inputs);
+  expect_no_forbidden_overlap(workspace, out.first(1), overlap_rule::disjoint, "transform_reduce workspace and output");
+}
+
 /// The memory checks of a reduction (after `expect_reduction_arguments`): every input,
 /// the output and the workspace must be memory that the device of `s` can access.
 template <class... In, std::size_t... InExtents, class Acc, std::size_t OutExtent>
@@ -324,7 +338,8 @@ template <class Acc, class Policy = reduce_policy, class... In>
 /// bytes of device memory. An empty input gives `init`. Asynchronous on `s`; the
 /// inputs and `workspace` must stay alive and unchanged until the call completes on `s`.
 /// Throws `std::invalid_argument` if the inputs differ in size, a span with
-/// elements has a null pointer, the output is empty or null, the workspace is too small, or
+/// elements has a null pointer, the output is empty or null, the workspace is too small or
+/// overlaps an input or the output, or
 /// an input, the output or the workspace is memory that the stream's device cannot access
 /// (a host variable as the output, say).
 template <class Policy = reduce_policy, class... In, std::size_t... InExtents, class Acc, std::size_t OutExtent,
@@ -342,6 +357,7 @@ void transform_reduce(cuda::std::tuple<cuda::std::span<In, InExtents>...> inputs
   const std::size_t needed = transform_reduce_workspace_bytes<Acc, Policy, In...>(n);
   detail::expect_workspace(workspace.data(), workspace.size(), needed, "transform_reduce",
                            "transform_reduce_workspace_bytes");
+  if (needed > 0) detail::expect_workspace_apart(inputs, out, workspace.first(needed));
   detail::expect_reduction_memory(inputs, out, needed == 0 ? cuda::std::span<std::byte>{} : workspace, s);
   detail::enqueue_with_workspace<Policy>(inputs, out, init, reduce_op, transform_op, workspace.data(), s);
 }

@@ -327,8 +327,37 @@ struct transpose_tile {
                 "transpose: store_alignment_bytes must be 0, an alignment or store_alignment_automatic");
   static_assert(alignment == 0 || (alignment % sizeof(T) == 0 && (alignment & (alignment - 1)) == 0),
                 "transpose: store_alignment_bytes must be 0 or a power of two that holds whole elements");
-  static_assert(shared_bytes <= 48 * 1024, "transpose: the tile exceeds 48 KiB of static shared memory");
+  /// Whether the tile fits the 48 KiB of static shared memory a block may hold. Elements of
+  /// 47 bytes and more do not, even in a 32 × 32 tile: `launch_transpose` then moves one
+  /// element per thread (`transpose_elements_kernel`), each already a sector or more.
+  static constexpr bool fits_static_shared = shared_bytes <= 48 * 1024;
 };
+
+/// Element (r, c) of the stored input goes to `out[r * out_row_step + c * out_col_step]`:
+/// (1, pitch) transposes, (pitch, 1) copies. One thread per element, lanes along an input
+/// row: `naive::transpose`'s kernel, and the fast call's for elements too large for a tile.
+template <class T>
+__global__ void transpose_elements_kernel(matrix_view<const T> in, T* out, std::int64_t out_row_step,
+                                          std::int64_t out_col_step) {
+  // 64-bit indices: a matrix may hold more than 2^31 elements.
+  const std::int64_t c = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (c >= in.cols) return;
+  // Rows beyond the 65535-block grid limit are reached by striding over y.
+  for (std::int64_t r = std::int64_t{blockIdx.y} * blockDim.y + threadIdx.y; r < in.rows;
+       r += std::int64_t{gridDim.y} * blockDim.y) {
+    out[r * out_row_step + c * out_col_step] = in.data[r * in.ld + c];
+  }
+}
+
+/// Enqueues `transpose_elements_kernel` for the stored views `in` and `out`: a transpose
+/// when `transposes`, else a copy between views stored in different layouts.
+template <class T>
+void launch_transpose_elements(const matrix_view<const T>& in, const matrix_view<T>& out, bool transposes,
+                               cuda::stream_ref s) {
+  launch(s, make_launch_config_2d(static_cast<std::uint64_t>(in.cols), static_cast<std::uint64_t>(in.rows), 32, 8),
+         transpose_elements_kernel<T>, in, out.data, transposes ? std::int64_t{1} : out.ld,
+         transposes ? out.ld : std::int64_t{1});
+}
 
 /// Where a run of an output row begins when runs are split at aligned addresses: the
 /// first index at or after `j` whose element lies at a multiple of `alignment` bytes, for
@@ -444,6 +473,7 @@ template <class Policy, class T>
 __global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_sm(sizeof(T)))
     transpose_kernel(matrix_view<const T> in, matrix_view<T> out) {
   using tile = transpose_tile<Policy, T>;
+  static_assert(tile::fits_static_shared, "transpose: the tile exceeds 48 KiB of static shared memory");
   __shared__ alignas(T) unsigned char s_raw[tile::shared_bytes];
   T* s_tile = reinterpret_cast<T*>(s_raw);
   allow_dependent_launch();
@@ -488,17 +518,21 @@ auto transpose_kernel_for(const matrix_view<T>& out) -> void (*)(matrix_view<con
 }
 
 /// Enqueues the transpose of the stored, non-empty matrix `in` into `out`, with the
-/// kernel of `transpose_kernel_for`.
+/// kernel of `transpose_kernel_for`, or one element per thread where the tile does not fit.
 template <class Policy, class T>
 void launch_transpose(const matrix_view<const T>& in, const matrix_view<T>& out, cuda::stream_ref s) {
   using tile = transpose_tile<Policy, T>;
-  const std::uint64_t tiles = ceil_div<std::uint64_t>(static_cast<std::uint64_t>(in.rows), tile::rows) *
-                              ceil_div<std::uint64_t>(static_cast<std::uint64_t>(in.cols), tile::cols);
-  launch_config c;
-  c.grid = dim3(static_cast<std::uint32_t>(std::min<std::uint64_t>(tiles, max_grid_x)), 1, 1);
-  c.block = dim3(tile::lanes, tile::rows_per_pass, 1);
-  c.dependency = Policy::dependency;
-  launch(s, c, transpose_kernel_for<Policy>(out), in, out);
+  if constexpr (tile::fits_static_shared) {
+    const std::uint64_t tiles = ceil_div<std::uint64_t>(static_cast<std::uint64_t>(in.rows), tile::rows) *
+                                ceil_div<std::uint64_t>(static_cast<std::uint64_t>(in.cols), tile::cols);
+    launch_config c;
+    c.grid = dim3(static_cast<std::uint32_t>(std::min<std::uint64_t>(tiles, max_grid_x)), 1, 1);
+    c.block = dim3(tile::lanes, tile::rows_per_pass, 1);
+    c.dependency = Policy::dependency;
+    launch(s, c, transpose_kernel_for<Policy>(out), in, out);
+  } else {
+    launch_transpose_elements(in, out, true, s);
+  }
 }
 
 /// dst = src for row-major (stored) views of the same shape, `N` elements per access:
@@ -601,6 +635,8 @@ constexpr void static_check_matrix_types() {
 ///   launch fails.
 /// - Views of different layouts are already transposed in memory: the call copies the
 ///   stored elements with `copy_2d`'s kernel (and its default policy).
+/// - Elements too large for a tile of the policy in 48 KiB of shared memory (47 bytes and
+///   more under the default) are moved one per thread, as `naive::transpose` moves them.
 /// - With the default policy, an output whose base or row pitch is not a multiple of 32
 ///   bytes (and whose rows are longer than a tile) runs the kernel that splits its rows
 ///   between blocks at 32-byte addresses; any other output, the kernel that splits them

@@ -3,6 +3,7 @@
 /// Typed, size-checked copies and fills between any spans (host, device,
 /// pinned or managed; unified addressing tells the driver which is which).
 
+#include <foundry/algorithms/detail/checks.cuh>
 #include <foundry/core/error.cuh>
 #include <foundry/core/overlap.cuh>
 #include <foundry/launch/grid_stride.cuh>
@@ -52,14 +53,16 @@ __global__ void fill_kernel(T* out, std::size_t n, T value) {
 }  // namespace detail
 
 /// Sets every element of the device-accessible span `dst` to `value`, on `s` (asynchronous).
-/// Throws `std::invalid_argument` for a null pointer with elements or the null stream,
-/// `cuda_error` if the launch fails.
+/// Throws `std::invalid_argument` for a null pointer with elements, the null stream, or
+/// memory that the stream's device cannot access (pageable host memory without HMM or
+/// ATS), `cuda_error` if the launch fails.
 template <class T, std::size_t Extent>
 void fill(cuda::std::span<T, Extent> dst, const T& value, cuda::stream_ref s) {
   static_assert(std::is_trivially_copyable_v<T>, "fill needs trivially copyable elements");
   if (dst.empty()) return;
   FOUNDRY_EXPECTS(dst.data() != nullptr, "fill of " + std::to_string(dst.size()) + " elements at a null pointer");
   detail::expect_explicit_stream(s);  // before the stream's device is asked for the grid size
+  detail::expect_device_accessible(dst, detail::device_for_checks(s), "fill destination");
   FOUNDRY_NVTX_FUNCTION_RANGE();
   // A resident grid (8 blocks of 256 threads per SM) with a grid-stride loop: fill
   // is a utility for initialising buffers, not one of the measured algorithms.

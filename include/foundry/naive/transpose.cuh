@@ -20,25 +20,6 @@
 
 namespace foundry::naive {
 
-namespace detail {
-
-/// Element (r, c) of the stored input goes to `out[r * out_row_step + c * out_col_step]`:
-/// (1, pitch) transposes, (pitch, 1) copies (views of different layouts).
-template <class T>
-__global__ void transpose_kernel(matrix_view<const T> in, T* out, std::int64_t out_row_step,
-                                 std::int64_t out_col_step) {
-  // 64-bit indices: a matrix may hold more than 2^31 elements.
-  const std::int64_t c = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
-  if (c >= in.cols) return;
-  // Rows beyond the 65535-block grid limit are reached by striding over y.
-  for (std::int64_t r = std::int64_t{blockIdx.y} * blockDim.y + threadIdx.y; r < in.rows;
-       r += std::int64_t{gridDim.y} * blockDim.y) {
-    out[r * out_row_step + c * out_col_step] = in.data[r * in.ld + c];
-  }
-}
-
-}  // namespace detail
-
 /// `out = in^T`, one thread per element. See `foundry::transpose` for the contract.
 template <class In, class T>
 void transpose(matrix_view<In> in, matrix_view<T> out, cuda::stream_ref s) {
@@ -48,12 +29,9 @@ void transpose(matrix_view<In> in, matrix_view<T> out, cuda::stream_ref s) {
   if (!foundry::detail::check_matrix_pair(in_c, out, foundry::detail::matrix_pairing::transposed, "naive::transpose")) {
     return;
   }
-  const matrix_view<const T> src = foundry::detail::stored_form(in_c);
-  const matrix_view<T> dst = foundry::detail::stored_form(out);
-  const bool transposes = in.layout == out.layout;
-  launch(s, make_launch_config_2d(static_cast<std::uint64_t>(src.cols), static_cast<std::uint64_t>(src.rows), 32, 8),
-         detail::transpose_kernel<T>, src, dst.data, transposes ? std::int64_t{1} : dst.ld,
-         transposes ? dst.ld : std::int64_t{1});
+  // The kernel is the fast call's for elements too large for a shared tile.
+  foundry::detail::launch_transpose_elements(foundry::detail::stored_form(in_c), foundry::detail::stored_form(out),
+                                             in.layout == out.layout, s);
 }
 
 }  // namespace foundry::naive
