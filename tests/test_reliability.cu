@@ -474,3 +474,122 @@ TEST_CASE("stress (small): 8 threads x 25 allocate / transform / reduce / free o
           "[gpu][racecheck_slow]") {
   run_stress(25);
 }
+
+// ---- further defects of the runtime layer, found by review in session 24 ----
+
+TEST_CASE("calls that enqueue or wait refuse the null stream before any CUDA call") {
+  using foundry::test::unused_stream;
+  CHECK_THROWS_WITH(foundry::synchronize(cuda::stream_ref{}), Contains("null handle"));
+  foundry::device_buffer<float> empty;  // no allocation, no CUDA call
+  CHECK_THROWS_WITH(empty.set_stream(cuda::stream_ref{}), Contains("null handle"));
+  CHECK_NOTHROW(empty.set_stream(unused_stream()));
+  foundry::managed_buffer<float> nothing;
+  CHECK_THROWS_WITH(nothing.prefetch_to_device(0, cuda::stream_ref{}), Contains("null handle"));
+  CHECK_THROWS_WITH(nothing.prefetch_to_host(cuda::stream_ref{}), Contains("null handle"));
+}
+
+TEST_CASE("a moved-from stream and a null stream are refused by synchronize, priority, events and buffers", "[gpu]") {
+  foundry::stream s;
+  foundry::stream taken(std::move(s));
+  CHECK_THROWS_WITH(s.synchronize(), Contains("null handle"));  // NOLINT(bugprone-use-after-move): on purpose
+  CHECK_THROWS_WITH((void)s.priority(), Contains("null handle"));
+  foundry::event e;
+  CHECK_THROWS_WITH(e.record(s), Contains("null handle"));
+  CHECK_THROWS_WITH(e.make_wait(s), Contains("null handle"));
+  foundry::device_buffer<float> x(16, taken, 1.0f);
+  CHECK_THROWS_WITH(x.set_stream(s), Contains("null handle"));
+  CHECK(x.stream().get() == taken.get());  // unchanged: still freed on a live stream
+  taken.synchronize();
+}
+
+namespace {
+__global__ void __launch_bounds__(48) forty_eight_threads(std::int32_t* out, std::uint64_t n) {
+  for (auto i : foundry::grid_stride_range(n)) out[i] = static_cast<std::int32_t>(i);
+}
+
+template <std::size_t Static>
+__global__ void with_static_shared(std::int32_t* out) {
+  __shared__ std::int32_t scratch[Static / sizeof(std::int32_t)];
+  extern __shared__ std::int32_t dynamic[];
+  scratch[threadIdx.x] = static_cast<std::int32_t>(threadIdx.x);
+  dynamic[threadIdx.x] = scratch[threadIdx.x];
+  out[threadIdx.x] = dynamic[threadIdx.x] + 1;
+}
+}  // namespace
+
+TEST_CASE("the occupancy builder gives whole warps for a kernel bounded to 48 threads", "[gpu]") {
+  constexpr std::size_t n = 1000;
+  const auto c = foundry::make_occupancy_launch_config(forty_eight_threads, n);
+  CHECK(c.block_threads() == 32);
+  foundry::stream s;
+  auto out = foundry::test::poisoned_device_buffer<std::int32_t>(n, s);
+  foundry::launch(s, c, forty_eight_threads, out.data(), std::uint64_t{n});
+  const auto host = foundry::test::to_host(out, s);
+  for (std::size_t i = 0; i < n; ++i) CHECK(host[i] == static_cast<std::int32_t>(i));
+}
+
+TEST_CASE("launch never lowers a kernel's dynamic shared memory limit, and refuses static + dynamic past the opt-in",
+          "[gpu]") {
+  const auto& device = foundry::get_device_properties();
+  const std::size_t large = std::size_t{100} << 10;
+  if (device.shared_memory_per_block_optin < large + (std::size_t{16} << 10)) {
+    WARN("SKIPPED: this device cannot give a block 116 KiB of shared memory");
+    return;
+  }
+  foundry::stream s;
+  auto out = foundry::test::poisoned_device_buffer<std::int32_t>(32, s);
+  const auto kernel = with_static_shared<16384>;
+  foundry::launch_config c = foundry::make_launch_config_1d(32, 32);
+  c.dynamic_shared_bytes = large;
+  foundry::launch(s, c, kernel, out.data());
+  c.dynamic_shared_bytes = std::size_t{40} << 10;  // 56 KiB with the static part: past the 48 KiB default
+  foundry::launch(s, c, kernel, out.data());
+  cudaFuncAttributes attributes{};
+  FOUNDRY_CUDA_TRY(cudaFuncGetAttributes(&attributes, kernel));
+  CHECK(static_cast<std::size_t>(attributes.maxDynamicSharedSizeBytes) >= large);
+  c.dynamic_shared_bytes = device.shared_memory_per_block_optin;  // fits alone, not beside 16 KiB of static
+  CHECK_THROWS_WITH(foundry::launch(s, c, kernel, out.data()), Contains("static") && Contains("opt-in maximum"));
+  const auto host = foundry::test::to_host(out, s);
+  for (std::size_t i = 0; i < host.size(); ++i) CHECK(host[i] == static_cast<std::int32_t>(i) + 1);
+}
+
+TEST_CASE("a pipeline refuses a shifted overlap of its input and output, and keeps exact in place", "[gpu]") {
+  foundry::stream_pipeline<float, float> pipeline(64, 2);
+  foundry::pinned_buffer<float> x(1000);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i);
+  const auto negate = [](cuda::std::span<const float> in, cuda::std::span<float> out, cuda::stream_ref s) {
+    foundry::transform(in, out, cuda::std::negate<float>{}, s);
+  };
+  CHECK_THROWS_WITH(
+      pipeline.run(cuda::std::span<const float>(x.data(), 900), cuda::std::span<float>(x.data() + 64, 900), negate),
+      Contains("pipeline input and output overlap"));
+  pipeline.run(cuda::std::span<const float>(x.data(), 1000), cuda::std::span<float>(x.data(), 1000), negate);
+  for (std::size_t i = 0; i < x.size(); ++i) CHECK(x[i] == -static_cast<float>(i));
+}
+
+TEST_CASE("assigning a pipeline to itself keeps its streams", "[gpu]") {
+  foundry::stream_pipeline<float, float> pipeline(64, 3);
+  auto& same = pipeline;
+  pipeline = std::move(same);
+  CHECK(pipeline.stream_count() == 3);
+  std::vector<float> in(200, 1.5f), out(200, 0.0f);
+  pipeline.run(cuda::std::span<const float>(in), cuda::std::span<float>(out),
+               [](cuda::std::span<const float> a, cuda::std::span<float> b, cuda::stream_ref s) {
+                 foundry::device_copy(b, a, s);
+               });
+  CHECK(out == in);
+}
+
+TEST_CASE("a capture on another device's stream records foundry calls on that device", "[gpu][multi_gpu]") {
+  REQUIRE_DEVICES(2);
+  foundry::stream s = stream_on(1);
+  foundry::device_buffer<float> x(1000, s, 0.0f);
+  s.synchronize();
+  FOUNDRY_CUDA_TRY(cudaSetDevice(0));
+  const foundry::graph g = foundry::capture(s, [&](cuda::stream_ref cs) { foundry::fill(x.span(), 3.0f, cs); });
+  CHECK(foundry::current_device() == 0);
+  foundry::graph_exec exec(g);
+  exec.launch(s);
+  const auto host = foundry::test::to_host(x, s);
+  for (const float v : host) CHECK(v == 3.0f);
+}

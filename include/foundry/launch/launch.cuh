@@ -43,11 +43,17 @@ void launch(cuda::stream_ref s, const launch_config& c, void (*kernel)(Params...
   // A no-op when the stream's device is current (the common case: no driver call).
   const device_guard on_stream_device(ordinal);
   if (c.dynamic_shared_bytes > 0) {
-    // The 48 KiB default covers static and dynamic shared memory together.
+    // The kernel's limit on dynamic shared memory starts at the 48 KiB default less its
+    // static shared memory, and is only ever raised: lowering it to this launch's need
+    // would fail a larger launch of the same kernel that another thread has just checked.
     cudaFuncAttributes attributes{};
     FOUNDRY_CUDA_TRY(cudaFuncGetAttributes(&attributes, kernel));
-    if (c.dynamic_shared_bytes > static_cast<std::size_t>(attributes.maxDynamicSharedSizeBytes) ||
-        attributes.sharedSizeBytes + c.dynamic_shared_bytes > device.shared_memory_per_block) {
+    FOUNDRY_EXPECTS(attributes.sharedSizeBytes + c.dynamic_shared_bytes <= device.shared_memory_per_block_optin,
+                    "invalid launch configuration: " + std::to_string(attributes.sharedSizeBytes) +
+                        " bytes of static and " + std::to_string(c.dynamic_shared_bytes) +
+                        " bytes of dynamic shared memory exceed the device's opt-in maximum of " +
+                        std::to_string(device.shared_memory_per_block_optin) + " bytes per block");
+    if (c.dynamic_shared_bytes > static_cast<std::size_t>(attributes.maxDynamicSharedSizeBytes)) {
       FOUNDRY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             static_cast<int>(c.dynamic_shared_bytes)));
     }

@@ -131,15 +131,17 @@ inline void validate(const launch_config& c, const device_properties& p) {
   FOUNDRY_EXPECTS(problem.empty(), "invalid launch configuration: " + problem);
 }
 
-/// Blocks that fill every SM of the current device once (`blocks_per_sm` grid
-/// blocks per SM × SM count): the grid size of a persistent, grid-stride kernel.
-[[nodiscard]] inline std::uint32_t resident_grid_blocks(int blocks_per_sm) {
-  return static_cast<std::uint32_t>(std::max(1, blocks_per_sm) * get_device_properties().sm_count);
+/// Blocks that fill every SM of the device `device` describes once (`blocks_per_sm`
+/// grid blocks per SM × SM count, at most `max_grid_x`): the grid size of a persistent,
+/// grid-stride kernel.
+[[nodiscard]] inline std::uint32_t resident_grid_blocks(int blocks_per_sm, const device_properties& device) {
+  const std::uint64_t blocks = std::uint64_t(std::max(1, blocks_per_sm)) * std::uint64_t(std::max(0, device.sm_count));
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(blocks, max_grid_x));
 }
 
-/// As above, on the device `device` describes.
-[[nodiscard]] inline std::uint32_t resident_grid_blocks(int blocks_per_sm, const device_properties& device) {
-  return static_cast<std::uint32_t>(std::max(1, blocks_per_sm) * device.sm_count);
+/// As above, on the current device.
+[[nodiscard]] inline std::uint32_t resident_grid_blocks(int blocks_per_sm) {
+  return resident_grid_blocks(blocks_per_sm, get_device_properties());
 }
 
 /// As above, on the device that `s` belongs to (the one a launch on `s` runs on).
@@ -163,17 +165,20 @@ template <class Kernel>
                   "dynamic shared memory of " + std::to_string(dynamic_shared_bytes) +
                       " bytes exceeds the device's opt-in maximum of " +
                       std::to_string(device.shared_memory_per_block_optin) + " bytes per block");
-  if (dynamic_shared_bytes > 0) {
-    cudaFuncAttributes attributes{};
-    FOUNDRY_CUDA_TRY(cudaFuncGetAttributes(&attributes, kernel));
-    if (dynamic_shared_bytes > static_cast<std::size_t>(attributes.maxDynamicSharedSizeBytes)) {
-      FOUNDRY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(dynamic_shared_bytes)));
-    }
+  cudaFuncAttributes attributes{};
+  FOUNDRY_CUDA_TRY(cudaFuncGetAttributes(&attributes, kernel));
+  if (dynamic_shared_bytes > static_cast<std::size_t>(attributes.maxDynamicSharedSizeBytes)) {
+    FOUNDRY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(dynamic_shared_bytes)));
   }
+  // The calculator first tries the kernel's own limit (its __launch_bounds__), which need
+  // not be whole warps, and `launch` takes only whole warps: cap it at a multiple of 32.
+  const int warp_limit = attributes.maxThreadsPerBlock / 32 * 32;
+  FOUNDRY_EXPECTS(warp_limit > 0, "this kernel takes at most " + std::to_string(attributes.maxThreadsPerBlock) +
+                                      " threads a block, less than one warp");
   int min_grid = 0;
   int block = 0;
-  FOUNDRY_CUDA_TRY(cudaOccupancyMaxPotentialBlockSize(&min_grid, &block, kernel, dynamic_shared_bytes, 0));
+  FOUNDRY_CUDA_TRY(cudaOccupancyMaxPotentialBlockSize(&min_grid, &block, kernel, dynamic_shared_bytes, warp_limit));
   FOUNDRY_EXPECTS(block > 0, "no block of this kernel fits on an SM with " + std::to_string(dynamic_shared_bytes) +
                                  " bytes of dynamic shared memory");
   int active_per_sm = 0;

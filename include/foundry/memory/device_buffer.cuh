@@ -133,8 +133,10 @@ class device_buffer {
   [[nodiscard]] cuda::stream_ref stream() const noexcept { return stream_; }
   /// Changes the stream on which the buffer will be freed (kept alive if it is a
   /// `foundry::stream`). The caller orders it after the old stream's work that uses the
-  /// buffer.
-  void set_stream(cuda::stream_ref s) noexcept {
+  /// buffer. Throws `std::invalid_argument` for the null stream (a moved-from
+  /// `foundry::stream` included), which would free on whichever device is current then.
+  void set_stream(cuda::stream_ref s) {
+    detail::expect_explicit_stream(s);
     std::shared_ptr<const void> owner;
     try {
       owner = detail::stream_registry::instance().find(s.get());
@@ -143,7 +145,10 @@ class device_buffer {
     adopt_stream(s, std::move(owner));
   }
   /// As above, on a `foundry::stream`, which the buffer then keeps alive.
-  void set_stream(const foundry::stream& s) noexcept { adopt_stream(s.view(), s.share()); }
+  void set_stream(const foundry::stream& s) {
+    detail::expect_explicit_stream(s.view());
+    adopt_stream(s.view(), s.share());
+  }
 
   /// Asynchronous copy of `host` (exactly `size()` elements) into the buffer, on `s`.
   /// With pageable host memory the call returns after the data is staged.

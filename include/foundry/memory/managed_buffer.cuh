@@ -7,6 +7,7 @@
 #include <foundry/core/error.cuh>
 #include <foundry/memory/checked_memory.cuh>
 #include <foundry/memory/detail.cuh>
+#include <foundry/runtime/stream.cuh>
 
 #include <cuda_runtime_api.h>
 #include <cuda/std/span>
@@ -93,12 +94,16 @@ class managed_buffer {
   /// cudaFree synchronises the device before freeing managed memory.
   ~managed_buffer() { release(); }
 
-  /// Migrates the pages to `device` ahead of use, on `s` (asynchronous).
+  /// Migrates the pages to `device` ahead of use, on `s` (asynchronous). Throws
+  /// `std::invalid_argument` for the null stream, `cuda_error` if the prefetch fails.
   void prefetch_to_device(int device, cuda::stream_ref s) const {
+    detail::expect_explicit_stream(s);
     if (size_bytes() != 0) FOUNDRY_CUDA_TRY(detail::prefetch(data_, size_bytes(), device, s.get()));
   }
   /// Migrates the pages to host memory, on `s` (asynchronous; synchronise `s` before the host reads).
+  /// Throws as `prefetch_to_device`.
   void prefetch_to_host(cuda::stream_ref s) const {
+    detail::expect_explicit_stream(s);
     if (size_bytes() != 0) FOUNDRY_CUDA_TRY(detail::prefetch(data_, size_bytes(), host_location{}, s.get()));
   }
   /// Applies `advice` for `device` (an ordinal) to the whole buffer.

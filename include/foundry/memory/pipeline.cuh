@@ -53,6 +53,7 @@
 /// host's memcpy speed (one thread); pin large arrays that are streamed often.
 
 #include <foundry/core/error.cuh>
+#include <foundry/core/overlap.cuh>
 #include <foundry/memory/device_buffer.cuh>
 #include <foundry/memory/pinned_buffer.cuh>
 #include <foundry/runtime/device.cuh>
@@ -118,8 +119,17 @@ class stream_pipeline {
   stream_pipeline& operator=(const stream_pipeline&) = delete;
   /// Takes the other pipeline's streams and buffers.
   stream_pipeline(stream_pipeline&&) noexcept = default;
-  /// Takes the other pipeline's streams and buffers.
-  stream_pipeline& operator=(stream_pipeline&&) noexcept = default;
+  /// Takes the other pipeline's streams and buffers (its own are freed first; assigning a
+  /// pipeline to itself changes nothing).
+  stream_pipeline& operator=(stream_pipeline&& other) noexcept {
+    if (this != &other) {
+      lanes_ = std::move(other.lanes_);  // first: the old lanes' buffers go before the old copy streams
+      copy_in_ = std::move(other.copy_in_);
+      copy_out_ = std::move(other.copy_out_);
+      chunk_elements_ = other.chunk_elements_;
+    }
+    return *this;
+  }
 
   /// Elements per chunk.
   [[nodiscard]] std::size_t chunk_elements() const noexcept { return chunk_elements_; }
@@ -153,6 +163,9 @@ class stream_pipeline {
   void run(cuda::std::span<const In> in, cuda::std::span<Out> out, Work&& work) {
     FOUNDRY_EXPECTS(in.size() == out.size(), "pipeline input and output differ in size (" + std::to_string(in.size()) +
                                                  " and " + std::to_string(out.size()) + " elements)");
+    // Exactly in place is safe (a chunk is read before it is written, and chunks are
+    // disjoint); a shifted overlap would let one chunk's copy in read another's result.
+    detail::expect_no_forbidden_overlap(in, out, detail::overlap_rule::same_or_disjoint, "pipeline input and output");
     if (in.empty()) return;
     FOUNDRY_EXPECTS(!lanes_.empty(), "run on a moved-from pipeline (it has no streams left)");
     // The streams and buffers belong to the device that was current at construction; a

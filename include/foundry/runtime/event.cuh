@@ -3,6 +3,7 @@
 /// Owning CUDA events and a scoped GPU timer built on them.
 
 #include <foundry/core/error.cuh>
+#include <foundry/runtime/stream.cuh>
 
 #include <cuda_runtime_api.h>
 #include <cuda/stream_ref>
@@ -36,10 +37,18 @@ class event {
     return *this;
   }
 
-  /// Enqueues the event on `s` (asynchronous).
-  void record(cuda::stream_ref s) { FOUNDRY_CUDA_TRY(cudaEventRecord(handle_, s.get())); }
+  /// Enqueues the event on `s` (asynchronous). Throws `std::invalid_argument` for the
+  /// null stream, `cuda_error` if the record fails.
+  void record(cuda::stream_ref s) {
+    detail::expect_explicit_stream(s);
+    FOUNDRY_CUDA_TRY(cudaEventRecord(handle_, s.get()));
+  }
   /// Makes later work on `s` wait for this event (asynchronous; the host does not block).
-  void make_wait(cuda::stream_ref s) const { FOUNDRY_CUDA_TRY(cudaStreamWaitEvent(s.get(), handle_, 0)); }
+  /// Throws `std::invalid_argument` for the null stream, `cuda_error` if the wait fails.
+  void make_wait(cuda::stream_ref s) const {
+    detail::expect_explicit_stream(s);
+    FOUNDRY_CUDA_TRY(cudaStreamWaitEvent(s.get(), handle_, 0));
+  }
   /// Blocks the host until the event has completed.
   void synchronize() const { FOUNDRY_CUDA_TRY(cudaEventSynchronize(handle_)); }
   /// True when the event has completed; never blocks.

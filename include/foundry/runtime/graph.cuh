@@ -104,6 +104,9 @@ inline std::string describe_end_capture(cudaError_t status) {
 template <class F>
 [[nodiscard]] graph capture(cuda::stream_ref s, F&& enqueue) {
   detail::expect_explicit_stream(s);
+  // Once `s` captures, CUDA cannot say which device it belongs to, and foundry's calls
+  // inside then take the current one: make that the stream's device for the capture.
+  const device_guard on_stream_device(stream_device(s.get()));
   FOUNDRY_CUDA_TRY(cudaStreamBeginCapture(s.get(), cudaStreamCaptureModeThreadLocal));
   try {
     std::forward<F>(enqueue)(s);

@@ -22,6 +22,15 @@ enum class stream_flags : unsigned { non_blocking = cudaStreamNonBlocking, block
 
 namespace detail {
 
+/// `cuda::stream_ref{}` (default-constructed) and a moved-from `foundry::stream` hold
+/// the null handle, which CUDA reads as the legacy default stream. foundry refuses it,
+/// so that no work lands there by accident; pass `cudaStreamLegacy` to mean it.
+inline void expect_explicit_stream(cuda::stream_ref s) {
+  FOUNDRY_EXPECTS(s.get() != nullptr,
+                  "the stream is the null handle (the legacy default stream): pass a foundry::stream, or "
+                  "cudaStreamLegacy / cudaStreamPerThread if that is what you mean");
+}
+
 /// The CUDA stream behind one `foundry::stream`, destroyed when its last owner lets go:
 /// the `foundry::stream` itself and every `device_buffer` allocated on it, so that no
 /// buffer is ever freed on a destroyed stream (a buffer is freed on its stream).
@@ -126,11 +135,17 @@ class stream {
   [[nodiscard]] std::shared_ptr<const void> share() const noexcept { return state_; }
 
   /// Blocks the host until all work enqueued so far has finished. Throws `cuda_error`
-  /// with the error of any failed asynchronous work.
-  void synchronize() const { FOUNDRY_CUDA_TRY(cudaStreamSynchronize(handle_)); }
+  /// with the error of any failed asynchronous work, `std::invalid_argument` on a
+  /// moved-from stream (whose null handle would name the legacy default stream).
+  void synchronize() const {
+    detail::expect_explicit_stream(view());
+    FOUNDRY_CUDA_TRY(cudaStreamSynchronize(handle_));
+  }
 
-  /// The stream's priority (lower numbers run first). Throws `cuda_error`.
+  /// The stream's priority (lower numbers run first). Throws `cuda_error`, and
+  /// `std::invalid_argument` on a moved-from stream.
   [[nodiscard]] int priority() const {
+    detail::expect_explicit_stream(view());
     int p = 0;
     FOUNDRY_CUDA_TRY(cudaStreamGetPriority(handle_, &p));
     return p;
@@ -141,18 +156,11 @@ class stream {
   cudaStream_t handle_ = nullptr;
 };
 
-namespace detail {
-/// `cuda::stream_ref{}` (default-constructed) and a moved-from `foundry::stream` hold
-/// the null handle, which CUDA reads as the legacy default stream. foundry refuses it,
-/// so that no work lands there by accident; pass `cudaStreamLegacy` to mean it.
-inline void expect_explicit_stream(cuda::stream_ref s) {
-  FOUNDRY_EXPECTS(s.get() != nullptr,
-                  "the stream is the null handle (the legacy default stream): pass a foundry::stream, or "
-                  "cudaStreamLegacy / cudaStreamPerThread if that is what you mean");
+/// Blocks the host until `s` is idle; throws `cuda_error` on a failed asynchronous operation,
+/// `std::invalid_argument` for the null stream.
+inline void synchronize(cuda::stream_ref s) {
+  detail::expect_explicit_stream(s);
+  FOUNDRY_CUDA_TRY(cudaStreamSynchronize(s.get()));
 }
-}  // namespace detail
-
-/// Blocks the host until `s` is idle; throws `cuda_error` on a failed asynchronous operation.
-inline void synchronize(cuda::stream_ref s) { FOUNDRY_CUDA_TRY(cudaStreamSynchronize(s.get())); }
 
 }  // namespace foundry
