@@ -23,6 +23,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -156,6 +157,32 @@ TEST_CASE("gemm with 16-bit inputs and K = 0 sets C to beta * C", "[gpu]") {
                 matrix_view<const __nv_bfloat16>{nullptr, 0, 3, 3}, matrix_op::none, 0.25f,
                 matrix_view<float>{c.data(), 2, 3, 3}, s);
   CHECK(foundry::test::to_host(c, s) == std::vector<float>(6, 0.5f));
+}
+
+TEMPLATE_TEST_CASE("gemm with K = 0 sets C to beta * C whatever alpha, and leaves C untouched when beta = 1", "[gpu]",
+                   float, __nv_bfloat16) {
+  FOUNDRY_SKIP_UNLESS_BUILT_FOR_DEVICE();
+  foundry::stream s;
+  const matrix_view<const TestType> a{nullptr, 2, 0, 0};
+  const matrix_view<const TestType> b{nullptr, 0, 3, 3};
+  for (const float alpha : {std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(), 1.0f}) {
+    INFO("alpha " << alpha);
+    auto c = foundry::test::to_device(std::vector<float>(6, 2.0f), s);
+    foundry::gemm(alpha, a, matrix_op::none, b, matrix_op::none, 0.25f, matrix_view<float>{c.data(), 2, 3, 3}, s);
+    CHECK(foundry::test::to_host(c, s) == std::vector<float>(6, 0.5f));
+    for (const auto rung : {foundry::gemm_rung::naive, foundry::gemm_rung::skinny}) {
+      foundry::gemm_with(rung, alpha, a, matrix_op::none, b, matrix_op::none, 2.0f,
+                         matrix_view<float>{c.data(), 2, 3, 3}, s);
+    }
+    CHECK(foundry::test::to_host(c, s) == std::vector<float>(6, 2.0f));
+  }
+  // beta = 1: C = C, bit for bit (-0 stays -0, NaN stays NaN); nothing is enqueued.
+  const std::vector<float> special{-0.0f, std::numeric_limits<float>::quiet_NaN(), 1.0f, -0.0f, 3.0f, -2.0f};
+  auto c = foundry::test::to_device(special, s);
+  foundry::gemm(std::numeric_limits<float>::infinity(), a, matrix_op::none, b, matrix_op::none, 1.0f,
+                matrix_view<float>{c.data(), 2, 3, 3}, s);
+  const auto after = foundry::test::to_host(c, s);
+  CHECK(std::memcmp(after.data(), special.data(), special.size() * sizeof(float)) == 0);
 }
 
 TEMPLATE_TEST_CASE("gemm with alpha = 0 sets C to beta * C and reads neither A nor B", "[gpu]", float, __nv_bfloat16,

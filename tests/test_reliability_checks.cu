@@ -132,6 +132,25 @@ TEST_CASE("a caller's split-K workspace that aliases C is refused", "[gpu][gemm]
   s.synchronize();
 }
 
+TEST_CASE("a caller's split-K workspace that aliases A or B is refused", "[gpu][gemm]") {
+  foundry::stream s;
+  constexpr std::int64_t m = 64, n = 64, k = 4096;
+  // A and B each have room for the four slices' partial sums (4 x 64 x 64 floats), wrongly.
+  foundry::device_buffer<float> a(m * k, s, 1.0f);
+  foundry::device_buffer<float> b(k * n, s, 1.0f);
+  foundry::device_buffer<float> c(m * n, s, 0.0f);
+  const auto p = foundry::make_gemm_problem<float, float>(1.0f, matrix_view<const float>{a.data(), m, k, k},
+                                                          matrix_op::none, matrix_view<const float>{b.data(), k, n, n},
+                                                          matrix_op::none, 0.0f, matrix_view<float>{c.data(), m, n, n});
+  foundry::gemm_kernels::split_k_options options;
+  options.split_k = 4;
+  options.workspace = cuda::std::span<float>(a.data() + 8, 4 * m * n);
+  CHECK_THROWS_WITH(foundry::gemm_kernels::gemm_register_blocked(p, options, s), Contains("split-K workspace and A"));
+  options.workspace = cuda::std::span<float>(b.data(), 4 * m * n);
+  CHECK_THROWS_WITH(foundry::gemm_kernels::gemm_register_blocked(p, options, s), Contains("split-K workspace and B"));
+  s.synchronize();
+}
+
 // ---- defect 3: memory the device cannot access ----
 
 TEST_CASE("reduce into a host variable is refused where the device cannot reach pageable memory", "[gpu]") {

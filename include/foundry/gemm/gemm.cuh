@@ -211,7 +211,9 @@ template <class In, class Out>
   p.k = k;
   p.c = c.data;
   p.ldc = c.ld;
-  p.alpha = alpha;
+  // An empty product is zero whatever alpha: C = beta * C as BLAS gives it, also for an
+  // infinite or NaN alpha, whose product with the zero sum would be NaN.
+  p.alpha = k == 0 ? 0.0f : alpha;
   p.beta = beta;
   if (c.layout == matrix_layout::row_major) {
     p.m = m;
@@ -536,6 +538,7 @@ void gemm_with(gemm_rung rung, float alpha, matrix_view<TA> a, matrix_op op_a, m
       (gemm_rung_supports<in, TC>(rung, cc)),
       std::string("gemm: rung ") + gemm_rung_name(rung) + " does not handle these types on sm_" + std::to_string(cc));
   detail::expect_gemm_memory(a, b, c, s);
+  if (p.k == 0 && p.beta == 1.0f) return;  // C = C: BLAS returns without touching C
   detail::launch_plan(detail::plan_rung(
                           rung, p, 0, [&device] { return device.sm_count; }, device.shared_memory_per_block_optin),
                       p, {}, s);
@@ -547,8 +550,9 @@ void gemm_with(gemm_rung rung, float alpha, matrix_view<TA> a, matrix_op op_a, m
 ///   Any layout of each (row- or column-major, leading dimension at least the
 ///   contiguous extent), `op_a`/`op_b` transpose them. op(A) is M × K, op(B)
 ///   K × N, C M × N; any M, N, K ≥ 0.
-/// - `beta == 0`: C is not read (it may hold NaN). K = 0 or `alpha == 0`: C = beta * C,
-///   and A and B are not read (as BLAS: NaN or infinity there does not reach C).
+/// - `beta == 0`: C is not read (it may hold NaN). K = 0 or `alpha == 0`: C = beta * C
+///   whatever alpha, and A and B are not read (as BLAS: NaN or infinity there does not
+///   reach C); with `beta == 1` as well, nothing is enqueued and C is not touched.
 ///   M or N = 0: nothing is enqueued. C must not overlap A or B.
 /// - Pointers need no particular alignment: misaligned operands take a scalar
 ///   path (slower) instead of the 16-byte vector loads. 16-bit operands whose
@@ -558,7 +562,7 @@ void gemm_with(gemm_rung rung, float alpha, matrix_view<TA> a, matrix_op op_a, m
 ///   (gemm_pack.cuh), so that the fast kernels run; otherwise they take rung 4's
 ///   fallback kernel, K split as the same model favours. fp32 operands off 16-byte
 ///   rows are copied likewise for rung 3's float4 loads where the product is large
-///   (at least 2^28 FLOPs) next to them.
+///   (at least 2^31 FLOPs and K of 64 or more) next to them.
 /// - Asynchronous: enqueued on `s`; returns without synchronising. The fp32
 ///   path and the 16-bit rungs (tensor_core, wgmma) may allocate split-K
 ///   workspace and the packed copies, stream-ordered on `s`; so
@@ -589,7 +593,8 @@ void gemm(float alpha, matrix_view<TA> a, matrix_op op_a, matrix_view<TB> b, mat
   p.math = math;
   if (p.m == 0 || p.n == 0) return;
   detail::expect_gemm_memory(a, b, c, s);
-  if (p.alpha == 0.0f) p.k = 0;  // BLAS: C = beta * C without reading A or B (NaN there stays out of C)
+  if (p.alpha == 0.0f) p.k = 0;            // BLAS: C = beta * C without reading A or B (NaN there stays out of C)
+  if (p.k == 0 && p.beta == 1.0f) return;  // C = C: BLAS returns without touching C
   detail::launch_plan(make_gemm_plan(p, get_device_properties(stream_device(s.get()))), p, {}, s);
 }
 

@@ -281,8 +281,8 @@ void enqueue_split_k_reduce(const Float* w, int splits, std::int64_t m, std::int
 /// `problem().c + z * slice_stride()`, and `reduce` enqueues the sum into C on `s`.
 /// Without a caller workspace one is allocated stream-ordered on `s` and freed,
 /// stream-ordered, when this object dies (after the reduce is enqueued).
-/// Throws `std::invalid_argument` if the caller's workspace is too small,
-/// `cuda_error` if the allocation fails.
+/// Throws `std::invalid_argument` if the caller's workspace is too small or overlaps A,
+/// B or C, `cuda_error` if the allocation fails.
 template <class In>
 class split_k_output {
  public:
@@ -297,13 +297,24 @@ class split_k_output {
     FOUNDRY_EXPECTS(workspace.size() >= needed, "split-K workspace of " + std::to_string(workspace.size()) +
                                                     " floats is smaller than the " + std::to_string(needed) +
                                                     " needed");
-    // The slices' partial sums are read back into C: a workspace that shares bytes
-    // with C would be overwritten while it is read.
-    const auto c_begin = reinterpret_cast<std::uintptr_t>(p.c);
-    const auto c_end = reinterpret_cast<std::uintptr_t>(p.c + (p.m - 1) * p.ldc + p.n);
-    foundry::detail::expect_no_forbidden_overlap(
-        foundry::detail::range_of(workspace.first(needed)), sizeof(float), foundry::detail::byte_range{c_begin, c_end},
-        sizeof(float), foundry::detail::overlap_rule::disjoint, "gemm: the split-K workspace and C");
+    // The slices' partial sums are read back into C, and written while other blocks
+    // still read A and B: a workspace that shares bytes with any of them is refused.
+    const auto stored = [](const auto* data, std::int64_t rows, std::int64_t cols, std::int64_t ld) {
+      const auto begin = reinterpret_cast<std::uintptr_t>(data);
+      return rows <= 0 || cols <= 0
+                 ? foundry::detail::byte_range{}
+                 : foundry::detail::byte_range{begin, reinterpret_cast<std::uintptr_t>(data + (rows - 1) * ld + cols)};
+    };
+    const auto slices = foundry::detail::range_of(workspace.first(needed));
+    const auto refuse_overlap = [&slices](foundry::detail::byte_range operand, std::size_t element, const char* what) {
+      foundry::detail::expect_no_forbidden_overlap(slices, sizeof(float), operand, element,
+                                                   foundry::detail::overlap_rule::disjoint, what);
+    };
+    refuse_overlap(stored(p.c, p.m, p.n, p.ldc), sizeof(float), "gemm: the split-K workspace and C");
+    refuse_overlap(p.a_k_contiguous ? stored(p.a, p.m, p.k, p.lda) : stored(p.a, p.k, p.m, p.lda), sizeof(In),
+                   "gemm: the split-K workspace and A");
+    refuse_overlap(p.b_n_contiguous ? stored(p.b, p.k, p.n, p.ldb) : stored(p.b, p.n, p.k, p.ldb), sizeof(In),
+                   "gemm: the split-K workspace and B");
     q_.c = workspace.data();
     q_.ldc = p.n;
     q_.alpha = 1.0f;
