@@ -153,13 +153,18 @@ void record_split(gemm_plan& plan, const split_k_plan& split, const gemm_problem
 /// Width 4 needs n and ldc multiples of 4 and `w` and `c` 16-byte aligned.
 /// Against the flat-index scalar kernel it replaced, no gain beyond the noise on the H200
 /// (rung 5 at 1024 × 1024 × 8192: 38.7 -> 38.2 µs): the reduce is not what limits a split GEMM there.
+/// It lets the next kernel launch (`allow_dependent_launch`) only after its sums, not at its
+/// start: the next kernel on the stream is the caller's, often another GEMM whose blocks are
+/// fewer than the SMs, and launched while the reduce's blocks still held every SM the block
+/// scheduler packed them several to an SM. On an H100, rung 4's fallback split 2 ways at
+/// 2048 × 64 × 4096 (64 blocks, latency-bound steps) took 137 µs a call back to back with the
+/// trigger at the start, 57 with it after the sums (60 with each call alone).
 /// (A template, like every kernel in these headers, so that several translation
 /// units may include it.)
 template <int Width>
 __global__ void split_k_reduce_kernel(const float* __restrict__ w, int splits, std::int64_t m, std::int64_t n,
                                       float* __restrict__ c, std::int64_t ldc, float alpha, float beta) {
   static_assert(Width == 1 || Width == 4, "a thread reads one float or one float4");
-  allow_dependent_launch();
   wait_for_prior_grids();  // the slices' kernel, launched just before, may still run
   const std::int64_t slice = m * n;
   const std::int64_t row_step = std::int64_t{gridDim.y} * blockDim.y;
@@ -185,6 +190,7 @@ __global__ void split_k_reduce_kernel(const float* __restrict__ w, int splits, s
       }
     }
   }
+  allow_dependent_launch();  // late: see split_k_reduce_kernel's comment
 }
 
 /// Sums many split-K slices of a small C: 32 adjacent elements of the flattened M × N a
@@ -197,7 +203,6 @@ template <int Groups>
 __global__ void split_k_reduce_slices_kernel(const float* __restrict__ w, int splits, std::int64_t m, std::int64_t n,
                                              float* __restrict__ c, std::int64_t ldc, float alpha, float beta) {
   __shared__ float sums[Groups][32];
-  allow_dependent_launch();
   wait_for_prior_grids();  // the slices' kernel, launched just before, may still run
   const int lane = static_cast<int>(threadIdx.x) % 32, group = static_cast<int>(threadIdx.x) / 32;
   const std::int64_t slice = m * n;
@@ -208,6 +213,7 @@ __global__ void split_k_reduce_slices_kernel(const float* __restrict__ w, int sp
   }
   sums[group][lane] = sum;
   __syncthreads();
+  allow_dependent_launch();  // late: see split_k_reduce_kernel's comment
   if (group != 0 || e >= slice) return;
   float total = 0.0f;
 #pragma unroll
