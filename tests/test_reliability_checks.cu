@@ -229,8 +229,7 @@ TEST_CASE("the memory checks remember an accessible allocation until foundry fre
   foundry::pinned_buffer<float> pinned(16);
   const float* freed = nullptr;
   {
-    // Not filled: fill checks its destination too, and that would already remember it.
-    foundry::device_buffer<float> a(1000, s);
+    foundry::device_buffer<float> a(1000, s, 0.0f);
     freed = a.data();
     CHECK_FALSE(is_checked_memory(a.data(), device));
     expect_device_accessible(a.span().subspan(10, 5), device, "a");

@@ -50,6 +50,15 @@ template <class T>
 __global__ void fill_kernel(T* out, std::size_t n, T value) {
   for (auto i : grid_stride_range(n)) out[i] = value;
 }
+
+/// Enqueues the fill of the non-empty device span `dst` on the explicit stream `s`, without
+/// asking where `dst` lives: for memory known to be the stream's device's (a `device_buffer`
+/// filling its own allocation). A resident grid (8 blocks of 256 threads per SM) with a
+/// grid-stride loop: fill is a utility for initialising buffers, not a measured algorithm.
+template <class T>
+void enqueue_fill(T* dst, std::size_t n, const T& value, cuda::stream_ref s) {
+  launch(s, make_launch_config_1d(n, 256, resident_grid_blocks(8, s)), fill_kernel<T>, dst, n, value);
+}
 }  // namespace detail
 
 /// Sets every element of the device-accessible span `dst` to `value`, on `s` (asynchronous).
@@ -64,10 +73,7 @@ void fill(cuda::std::span<T, Extent> dst, const T& value, cuda::stream_ref s) {
   detail::expect_explicit_stream(s);  // before the stream's device is asked for the grid size
   detail::expect_device_accessible(dst, detail::device_for_checks(s), "fill destination");
   FOUNDRY_NVTX_FUNCTION_RANGE();
-  // A resident grid (8 blocks of 256 threads per SM) with a grid-stride loop: fill
-  // is a utility for initialising buffers, not one of the measured algorithms.
-  launch(s, make_launch_config_1d(dst.size(), 256, resident_grid_blocks(8, s)), detail::fill_kernel<T>, dst.data(),
-         dst.size(), value);
+  detail::enqueue_fill(dst.data(), dst.size(), value, s);
 }
 
 }  // namespace foundry

@@ -71,11 +71,9 @@ class device_buffer {
   device_buffer(std::size_t n, const foundry::stream& s) : stream_(s.view()) { allocate(n, s.share()); }
 
   /// Allocates `n` elements and fills them with `value` (asynchronous, on `s`).
-  device_buffer(std::size_t n, cuda::stream_ref s, const T& value) : device_buffer(n, s) { fill(span(), value, s); }
+  device_buffer(std::size_t n, cuda::stream_ref s, const T& value) : device_buffer(n, s) { fill_own(value); }
   /// As above, on a `foundry::stream`, which the buffer keeps alive until it is freed.
-  device_buffer(std::size_t n, const foundry::stream& s, const T& value) : device_buffer(n, s) {
-    fill(span(), value, s.view());
-  }
+  device_buffer(std::size_t n, const foundry::stream& s, const T& value) : device_buffer(n, s) { fill_own(value); }
 
   /// Deep copy of `other`, allocated and copied on `s` (asynchronous). Work that
   /// writes `other` on another stream must be ordered before this call.
@@ -158,6 +156,10 @@ class device_buffer {
   void copy_to_host(cuda::std::span<T> host, cuda::stream_ref s) const { copy(host, span(), s); }
 
  private:
+  /// `fill` without its memory check: the allocation was just made on the stream's device.
+  void fill_own(const T& value) {
+    if (size_ != 0) detail::enqueue_fill(data_, size_, value, stream_);
+  }
   void allocate(std::size_t n, std::shared_ptr<const void> owner) {
     detail::expect_explicit_stream(stream_);
     const std::size_t bytes = detail::checked_bytes<T>(n);
