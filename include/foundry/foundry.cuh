@@ -19,6 +19,7 @@
 #include <foundry/gemm/gemm.cuh>
 #include <foundry/launch/grid_stride.cuh>
 #include <foundry/launch/launch.cuh>
+#include <foundry/launch/launch_bounds.cuh>
 #include <foundry/launch/launch_config.cuh>
 #include <foundry/memory/checked_memory.cuh>
 #include <foundry/memory/copy.cuh>

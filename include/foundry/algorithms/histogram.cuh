@@ -69,6 +69,7 @@
 #include <foundry/launch/dependent_launch.cuh>
 #include <foundry/launch/grid_stride.cuh>
 #include <foundry/launch/launch.cuh>
+#include <foundry/launch/launch_bounds.cuh>
 #include <foundry/launch/launch_config.cuh>
 #include <foundry/runtime/device.cuh>
 #include <foundry/thread/vector.cuh>
@@ -295,7 +296,8 @@ __global__ void zero_counts_kernel(Count* counts, std::uint64_t bins) {
 /// `block_shared`: each block counts in `bins.count` 32-bit counters of dynamic
 /// shared memory, then adds its non-zero ones into `counts`.
 template <class Policy, int N, class Sample, class Count, histogram_counters Counters>
-__global__ void __launch_bounds__(Policy::block_threads, Policy::blocks_per_sm)
+__global__ void __launch_bounds__(Policy::block_threads,
+                                  resident_blocks_bound(Policy::block_threads, Policy::blocks_per_sm))
     histogram_even_kernel(vector_split<N> split, const Sample* samples, even_bins<Sample> bins, Count* counts) {
   using tile = block_striped_tile<Policy::block_threads, Policy::vectors_in_flight>;
   extern __shared__ std::uint32_t s_counts[];

@@ -56,6 +56,7 @@
 #include <foundry/core/error.cuh>
 #include <foundry/core/math.cuh>
 #include <foundry/launch/launch.cuh>
+#include <foundry/launch/launch_bounds.cuh>
 #include <foundry/launch/launch_config.cuh>
 #include <foundry/util/nvtx.cuh>
 
@@ -295,7 +296,9 @@ struct float_vector<4> {
 };
 
 template <int Radius, class Policy>
-__global__ void __launch_bounds__(Policy::block_x(Radius) * Policy::block_y(Radius), Policy::min_blocks_per_sm(Radius))
+__global__ void __launch_bounds__(Policy::block_x(Radius) * Policy::block_y(Radius),
+                                  resident_blocks_bound(Policy::block_x(Radius) * Policy::block_y(Radius),
+                                                        Policy::min_blocks_per_sm(Radius)))
     convolve_2d_kernel(const __grid_constant__ convolve_2d_params<Radius> p) {
   constexpr int k = 2 * Radius + 1;
   constexpr int rows = Policy::rows_per_thread(Radius);

@@ -49,6 +49,7 @@
 #include <foundry/gemm/gemm_problem.cuh>
 #include <foundry/launch/dependent_launch.cuh>
 #include <foundry/launch/launch.cuh>
+#include <foundry/launch/launch_bounds.cuh>
 #include <foundry/launch/launch_config.cuh>
 #include <foundry/thread/vector.cuh>
 #include <foundry/util/nvtx.cuh>
@@ -470,7 +471,8 @@ __device__ inline void move_transpose_tile(const matrix_view<const T>& in, const
 /// out = in^T for row-major (stored) views: one tile per block, the grid looping when
 /// the tiles outnumber its 2^31 - 1 blocks.
 template <class Policy, class T>
-__global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_sm(sizeof(T)))
+__global__ void __launch_bounds__(Policy::block_threads,
+                                  resident_blocks_bound(Policy::block_threads, Policy::min_blocks_per_sm(sizeof(T))))
     transpose_kernel(matrix_view<const T> in, matrix_view<T> out) {
   using tile = transpose_tile<Policy, T>;
   static_assert(tile::fits_static_shared, "transpose: the tile exceeds 48 KiB of static shared memory");

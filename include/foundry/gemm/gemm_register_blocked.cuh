@@ -46,6 +46,7 @@
 #include <foundry/gemm/gemm_problem.cuh>
 #include <foundry/launch/dependent_launch.cuh>
 #include <foundry/launch/launch.cuh>
+#include <foundry/launch/launch_bounds.cuh>
 #include <foundry/launch/launch_config.cuh>
 #include <foundry/runtime/device.cuh>
 #include <foundry/util/nvtx.cuh>
@@ -256,7 +257,7 @@ __device__ void store_pieces_staged(const float (&acc)[Policy::thread_m][Policy:
 /// the block's slice of the workspace, written with alpha = 1, beta = 0.
 /// `out_vector`: out and ldo allow float4 stores.
 template <class Policy, bool AKContiguous, bool BNContiguous, bool Vector>
-__global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
+__global__ void __launch_bounds__(Policy::threads, resident_blocks_bound(Policy::threads, Policy::min_blocks_per_sm))
     register_blocked_kernel(gemm_problem<float, float> p, std::int64_t k_per_split, float* __restrict__ out,
                             std::int64_t ldo, std::int64_t out_slice_stride, float alpha, float beta, bool out_vector) {
   constexpr int bm = Policy::block_m, bn = Policy::block_n, bk = Policy::block_k;

@@ -56,6 +56,7 @@
 #include <foundry/gemm/gemm_skinny_mma.cuh>
 #include <foundry/launch/dependent_launch.cuh>
 #include <foundry/launch/launch.cuh>
+#include <foundry/launch/launch_bounds.cuh>
 #include <foundry/launch/launch_config.cuh>
 
 #include <cuda_bf16.h>
@@ -550,7 +551,9 @@ __device__ void sum_lanes_and_store(const skinny_args<In>& g, const float (&acc)
 /// `along_n_lane_columns` a lane (16 bytes, or 8 for 16-bit with 8 rows), which the launch
 /// proved aligned; otherwise one element at a time, in the wide layout or the `Narrow` one.
 template <class In, int Rows, bool Vector, bool Narrow = false>
-__global__ void __launch_bounds__(skinny_policy::along_n_threads, skinny_policy::along_n_min_blocks_per_sm)
+__global__ void __launch_bounds__(skinny_policy::along_n_threads,
+                                  resident_blocks_bound(skinny_policy::along_n_threads,
+                                                        skinny_policy::along_n_min_blocks_per_sm))
     skinny_along_n_kernel(detail::skinny_args<In> g) {
   allow_dependent_launch();
   wait_for_prior_grids();  // the kernel before on the stream may still run
@@ -610,7 +613,9 @@ __global__ void __launch_bounds__(skinny_policy::along_n_threads, skinny_policy:
 /// columns [x * 32, +32) (4 per warp), K slice y, rows [z * Rows, +Rows). `Vector` as
 /// `skinny_along_n_kernel`.
 template <class In, int Rows, bool Vector>
-__global__ void __launch_bounds__(skinny_policy::along_k_threads, skinny_policy::along_k_min_blocks_per_sm)
+__global__ void __launch_bounds__(skinny_policy::along_k_threads,
+                                  resident_blocks_bound(skinny_policy::along_k_threads,
+                                                        skinny_policy::along_k_min_blocks_per_sm))
     skinny_along_k_kernel(detail::skinny_args<In> g) {
   allow_dependent_launch();
   wait_for_prior_grids();  // the kernel before on the stream may still run

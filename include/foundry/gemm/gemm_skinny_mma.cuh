@@ -66,6 +66,7 @@
 #include <foundry/gemm/gemm_problem.cuh>
 #include <foundry/launch/dependent_launch.cuh>
 #include <foundry/launch/launch.cuh>
+#include <foundry/launch/launch_bounds.cuh>
 #include <foundry/launch/launch_config.cuh>
 
 #include <cuda_bf16.h>
@@ -233,7 +234,9 @@ __device__ void stage_small(const skinny_args<In>& g, std::int64_t row0, std::in
 /// whose alignment the launch proved. `SharedK`: the warps hold one tile and take turns at
 /// its rounds of K (see the file comment).
 template <class In, int Rows, bool AlongN, bool Vector, bool SharedK = false>
-__global__ void __launch_bounds__(skinny_mma_policy::threads, skinny_mma_policy::min_blocks_per_sm(Rows))
+__global__ void __launch_bounds__(skinny_mma_policy::threads,
+                                  resident_blocks_bound(skinny_mma_policy::threads,
+                                                        skinny_mma_policy::min_blocks_per_sm(Rows)))
     skinny_mma_kernel(detail::skinny_args<In> g) {
   allow_dependent_launch();
   wait_for_prior_grids();  // the kernel before on the stream may still run

@@ -57,6 +57,7 @@
 #include <foundry/gemm/gemm_problem.cuh>
 #include <foundry/launch/dependent_launch.cuh>
 #include <foundry/launch/launch.cuh>
+#include <foundry/launch/launch_bounds.cuh>
 #include <foundry/launch/launch_config.cuh>
 #include <foundry/runtime/device.cuh>
 #include <foundry/util/nvtx.cuh>
@@ -472,7 +473,8 @@ struct tensor_core_block {
 /// (a multiple of block_k, so that only the last slice has a ragged end) into
 /// C + y·c_slice_stride.
 template <class In, class Policy, bool AKContiguous, bool BKContiguous>
-__global__ void __launch_bounds__(tensor_core_shape<Policy>::threads, Policy::min_blocks_per_sm)
+__global__ void __launch_bounds__(tensor_core_shape<Policy>::threads,
+                                  resident_blocks_bound(tensor_core_shape<Policy>::threads, Policy::min_blocks_per_sm))
     gemm_tensor_core_kernel(gemm_problem<In, float> p, std::int64_t k_per_split, std::int64_t c_slice_stride) {
   wait_for_prior_grids();  // a copy of A or B, or the call before, may still run
   using shape = tensor_core_shape<Policy>;
@@ -567,7 +569,9 @@ struct operand_tile_share {
 /// splits: block y multiplies K elements [y·k_per_split, (y+1)·k_per_split) into
 /// C + y·c_slice_stride.
 template <class In, class Policy>
-__global__ void __launch_bounds__(tensor_core_shape<Policy>::threads, Policy::launch_bounds_blocks_per_sm)
+__global__ void __launch_bounds__(tensor_core_shape<Policy>::threads,
+                                  resident_blocks_bound(tensor_core_shape<Policy>::threads,
+                                                        Policy::launch_bounds_blocks_per_sm))
     gemm_tensor_core_fallback_kernel(gemm_problem<In, float> p, std::int64_t k_per_split, std::int64_t c_slice_stride) {
   wait_for_prior_grids();  // the kernel before on the stream may still run
   using shape = tensor_core_shape<Policy>;

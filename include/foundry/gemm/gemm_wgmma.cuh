@@ -93,6 +93,7 @@
 #include <foundry/gemm/gemm_problem.cuh>
 #include <foundry/launch/dependent_launch.cuh>
 #include <foundry/launch/launch.cuh>
+#include <foundry/launch/launch_bounds.cuh>
 #include <foundry/launch/launch_config.cuh>
 #include <foundry/runtime/device.cuh>
 #include <foundry/util/nvtx.cuh>
@@ -468,7 +469,8 @@ __device__ __forceinline__ void wgmma_consume(const wgmma_schedule<Policy>& sche
 /// into C + z·c_slice_stride. The producer runs ahead across units, so the next
 /// tile's copies fly while the consumers store the last one.
 template <class In, class Policy, bool AKMajor, bool BKMajor>
-__global__ void __launch_bounds__(wgmma_shape<Policy>::threads, Policy::min_blocks_per_sm)
+__global__ void __launch_bounds__(wgmma_shape<Policy>::threads,
+                                  resident_blocks_bound(wgmma_shape<Policy>::threads, Policy::min_blocks_per_sm))
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                       gemm_problem<In, float> p, std::int64_t k_per_split, int splits, std::int64_t c_slice_stride) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
