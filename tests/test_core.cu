@@ -5,6 +5,7 @@
 #include <foundry/core/error.cuh>
 #include <foundry/core/math.cuh>
 #include <foundry/launch/launch.cuh>
+#include <foundry/launch/launch_bounds.cuh>
 #include <foundry/launch/launch_config.cuh>
 #include <foundry/memory/copy.cuh>
 #include <foundry/memory/detail.cuh>
@@ -94,6 +95,17 @@ TEST_CASE("1D configurations cover n with capped grids", "[core][launch]") {
   CHECK(make_launch_config_1d(std::uint64_t{1} << 63, 256).grid.x == foundry::max_grid_x);
   CHECK(make_launch_config_1d(1'000'000, 256, 528).grid.x == 528);
   STATIC_REQUIRE(make_launch_config_1d(1000, 128).block_threads() == 128);
+}
+
+TEST_CASE("launch bounds keep a tuned residency where it fits and cap it where it does not", "[core][launch]") {
+  // The host pass reads the bound as sm_80 and sm_90 do: 2048 threads an SM.
+  STATIC_REQUIRE(foundry::max_threads_per_sm_of_target() == 2048);
+  CHECK(foundry::resident_blocks_bound(256, 5) == 5);
+  CHECK(foundry::resident_blocks_bound(256, 8) == 8);
+  CHECK(foundry::resident_blocks_bound(256, 9) == 8);  // 2304 threads: capped
+  CHECK(foundry::resident_blocks_bound(1024, 4) == 2);
+  CHECK(foundry::resident_blocks_bound(1024, 0) == 1);  // at least one block
+  CHECK(foundry::resident_blocks_bound(0, 3) == 3);     // no threads: nothing to cap by
 }
 
 TEST_CASE("2D and 3D configurations cover every dimension", "[core][launch]") {
