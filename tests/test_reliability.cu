@@ -8,6 +8,7 @@
 
 #include <foundry/bench/l2_flush.cuh>
 #include <foundry/foundry.cuh>
+#include <support/compute_80_kernel.cuh>
 #include <support/test_support.cuh>
 
 #include <algorithm>
@@ -592,4 +593,52 @@ TEST_CASE("a capture on another device's stream records foundry calls on that de
   exec.launch(s);
   const auto host = foundry::test::to_host(x, s);
   for (const float v : host) CHECK(v == 3.0f);
+}
+
+namespace {
+// Lets the next kernel launch at once, then holds its blocks for `spin_cycles` before it writes
+// out[i] = i + 1: a programmatic launch after it that does not wait would read the zeros before.
+__global__ void slow_producer(int* out, std::size_t n, long long spin_cycles) {
+  foundry::allow_dependent_launch();
+  foundry::wait_for_prior_grids();
+  const long long start = clock64();
+  while (clock64() - start < spin_cycles) {
+  }
+  for (const std::size_t i : foundry::grid_stride_range(n)) out[i] = static_cast<int>(i) + 1;
+}
+}  // namespace
+
+TEST_CASE("a kernel built without griddepcontrol (compute_80 PTX on Hopper) is never launched programmatically",
+          "[gpu]") {
+  const foundry::device_properties& device = foundry::get_device_properties();
+  if (device.compute_capability_major < 9) {
+    WARN("SKIPPED: programmatic launches need compute capability 9.0 (this device: " << device.compute_capability()
+                                                                                     << ")");
+    return;
+  }
+  // This unit's kernels run from sm_90 code; compute_80_kernel.cu's from compute_80 PTX.
+  CHECK(
+      foundry::detail::kernel_controls_grid_dependency(reinterpret_cast<const void*>(&slow_producer), device.ordinal));
+  CHECK_FALSE(
+      foundry::detail::kernel_controls_grid_dependency(foundry::test::compute_80_copy_kernel(), device.ordinal));
+  // Asked again: the cached answers.
+  CHECK(
+      foundry::detail::kernel_controls_grid_dependency(reinterpret_cast<const void*>(&slow_producer), device.ordinal));
+  CHECK_FALSE(
+      foundry::detail::kernel_controls_grid_dependency(foundry::test::compute_80_copy_kernel(), device.ordinal));
+
+  // End to end: the copy, asked for as programmatic, still sees every value the producer
+  // writes after ~100 us (at 2 GHz) of spinning; launched programmatically, it would copy zeros.
+  constexpr std::size_t n = 1 << 16;
+  foundry::stream s;
+  for (int round = 0; round < 3; ++round) {
+    foundry::device_buffer<int> produced(n, s, 0);
+    foundry::device_buffer<int> copied(n, s, 0);
+    foundry::launch(s, foundry::make_launch_config_1d(n), slow_producer, produced.data(), n, 200'000LL);
+    foundry::test::launch_compute_80_copy(produced.data(), copied.data(), n, s);
+    const std::vector<int> host = foundry::test::to_host(copied, s);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) wrong += host[i] != static_cast<int>(i) + 1 ? 1 : 0;
+    CHECK(wrong == 0);
+  }
 }

@@ -14,7 +14,10 @@
 ///     }
 ///
 /// Both are no-ops on older architectures and in kernels launched without the
-/// attribute (then the prior grids have finished before the kernel starts).
+/// attribute (then the prior grids have finished before the kernel starts). Code compiled
+/// for an older architecture that runs on sm_90 (PTX of compute_80, JIT-compiled) lacks
+/// them, so `launch` asks for a programmatic launch only for kernels whose code was
+/// compiled for sm_90 or later (`detail::kernel_controls_grid_dependency`).
 
 namespace foundry {
 
