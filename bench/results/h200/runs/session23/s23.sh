@@ -6,6 +6,7 @@
 # with the four tools beside it (~232 s on an H100), cut at BUDGET seconds of command (default
 # 360) so that $OUT comes back; issue 19's rows (unless ROWS19=0) only on an H200 with 250 s
 # still to spare. runs/session22/s22p.sh is this script with BUDGET=590.
+# SANITIZE_BINARIES (environment) replaces the list of binaries the four tools run on.
 # Command (carry .device-deps, .prebuilt, .probe/trigger_probe, .probe/plan_space_probe):
 #   BUDGET=360 bash bench/results/h200/runs/session23/s23.sh $OUT
 O=$1; S=$O/s23-summary.txt; B=${BUDGET:-360}
@@ -21,7 +22,7 @@ BENCH_BINARIES="bench_gemm_sweep_bf16 bench_gemm_sweep_fp16 bench_gemm_sweep_fp3
 [ -x $ROOT/.probe/plan_space_probe ] && { LD_LIBRARY_PATH=$W/.device-deps/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-} timeout 60 \
   $ROOT/.probe/plan_space_probe > $O/s23-plan-space.csv 2> $O/s23-plan-space.err; echo "plan space probe rc=$? at ${SECONDS}s" >> $S; }
 SANITIZE_WITH_TESTS=1 SANITIZE_JOBS=12 TEST_JOBS=8 SANITIZE_TIMEOUT=$(( $(left) - 20 )) \
-  SANITIZE_BINARIES="test_gemm_dispatch test_gemm_wgmma test_gemm_skinny test_gemm_tensor_core test_gemm_fp32 test_pipeline test_graph test_memory" \
+  SANITIZE_BINARIES="${SANITIZE_BINARIES:-test_gemm_dispatch test_gemm_wgmma test_gemm_skinny test_gemm_tensor_core test_gemm_fp32 test_pipeline test_graph test_memory}" \
   timeout $(( $(left) - 5 )) scripts/gpu-check.sh $O/a test,sanitize >> $S 2>&1; echo "check rc=$? at ${SECONDS}s" >> $S
 grep -h "^== " $O/a/sanitizer.log >> $S
 grep -E "tests passed|tests failed" $O/a/ctest.log >> $S
