@@ -100,6 +100,7 @@ TEST_CASE("1D configurations cover n with capped grids", "[core][launch]") {
 TEST_CASE("launch bounds keep a tuned residency where it fits and cap it where it does not", "[core][launch]") {
   // The host pass reads the bound as sm_80 and sm_90 do: 2048 threads an SM.
   STATIC_REQUIRE(foundry::max_threads_per_sm_of_target() == 2048);
+  STATIC_REQUIRE(foundry::max_blocks_per_sm_of_target() == 32);
   CHECK(foundry::resident_blocks_bound(256, 5) == 5);
   CHECK(foundry::resident_blocks_bound(256, 8) == 8);
   CHECK(foundry::resident_blocks_bound(256, 9) == 8);  // 2304 threads: capped
