@@ -107,6 +107,7 @@ TEST_CASE("launch bounds keep a tuned residency where it fits and cap it where i
   CHECK(foundry::resident_blocks_bound(1024, 4) == 2);
   CHECK(foundry::resident_blocks_bound(1024, 0) == 1);  // at least one block
   CHECK(foundry::resident_blocks_bound(0, 3) == 3);     // no threads: nothing to cap by
+  CHECK(foundry::resident_blocks_bound(32, 40) == 32);  // 1280 threads fit, 40 blocks do not
 }
 
 TEST_CASE("2D and 3D configurations cover every dimension", "[core][launch]") {
