@@ -519,21 +519,24 @@ TEST_CASE("make_gemm_plan does not pack where the copy would cost more than it s
   CHECK_FALSE(contains(small.describe(), "packed"));
 
   // At 2^28 FLOPs (512^3) the copy of A pays at the ceilings. One K less, the time model judges
-  // instead, and packs too: a copy and 8 pipelined steps of 64 (modelled 14 us) against the
-  // fallback's 16 latency-bound steps of 32 (48 us; 4 slices of 4 steps at best, 24.5 us).
+  // instead: a copy and 8 pipelined steps of 64 (modelled 10.9 us) against the fallback's 16
+  // latency-bound steps of 32 (17.4 us) or 4 slices of 4 steps (12.1 us): not clearly faster,
+  // so the fallback runs split (H100, 512x512x1024: 13.9 us packed, 14-17 split 2 to 8 ways).
   auto edge = plan_problem<__nv_bfloat16>(512, 512, 512);
   edge.lda = 513;
   const foundry::gemm_plan at_ceilings = foundry::make_gemm_plan(edge, device);
   CHECK((at_ceilings.pack_a && contains(at_ceilings.why, "at the device's ceilings")));
   edge.k = 511;
   const foundry::gemm_plan modelled = foundry::make_gemm_plan(edge, device);
-  CHECK((modelled.pack_a && contains(modelled.why, "modelled faster than the fallback")));
+  CHECK((!modelled.pack_a && modelled.fallback && modelled.split_k == 4));
+  CHECK(contains(modelled.why, "packing modelled no faster"));
 
   // 4096 x 16 x 4096: A's copy would move twice the bytes that the (memory-bound) product reads,
   // B's (4096 x 16) a hundredth of them. B alone is copied by the ceiling rule. With A
   // misaligned too, the copies fail it, and the alternative is rung 4's fallback, which the time
-  // model judges: its 128 latency-bound steps of 32 (fewer a block at its best split, plus the
-  // reduce) against the copies and a pipelined kernel, so both are copied after all.
+  // model judges: its 128 latency-bound steps of 32, 32 a block split 4 ways (43.4 us with the
+  // reduce), against 67 MB of copies and a pipelined kernel (44.9 us): the fallback, split (H100,
+  // 2048x64x4096 with A misaligned: 22.2 us packed, 23.0 split 8 ways).
   auto narrow = plan_problem<__nv_bfloat16>(4096, 16, 4096);
   narrow.ldb = 17;
   const foundry::gemm_plan b = foundry::make_gemm_plan(narrow, device);
@@ -541,8 +544,7 @@ TEST_CASE("make_gemm_plan does not pack where the copy would cost more than it s
   CHECK(contains(b.why, "at the device's ceilings"));
   narrow.lda = 4097;
   const foundry::gemm_plan both = foundry::make_gemm_plan(narrow, device);
-  CHECK((both.pack_a && both.pack_b && !both.fallback));
-  CHECK(contains(both.why, "modelled faster than the fallback"));
+  CHECK((!both.pack_a && !both.pack_b && both.fallback && both.split_k == 4));
 
   // Aligned operands, K = 0, a skinny shape, fp32 inputs, and a rung named by the caller: no packing.
   CHECK_FALSE(foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(4096, 4096, 4096), device).pack_a);
@@ -666,10 +668,10 @@ TEST_CASE("make_gemm_plan splits the fallback of small misaligned 16-bit product
     INFO("sm_" << cc);
     const foundry::device_properties device = device_of(cc);
 
-    // 1950x23x670_rt_rt_p3_2_2 (H200: 66.5 us, cuBLAS 9.4): A M-contiguous with ld 1953, B (ld 672)
-    // aligned. The rung runs 31 fallback blocks of 21 steps (K 670 is below the 512 per slice the
-    // rungs' own split wants twice); 7 slices of 3 steps are modelled 20 us against 63, packing A
-    // 19.4 (not clearly less).
+    // 1950x23x670_rt_rt_p3_2_2 (H100: 21.3 us unsplit, cuBLAS 10.5): A M-contiguous with ld 1953,
+    // B (ld 672) aligned. The rung runs 31 fallback blocks of 21 steps (K 670 is below the 512 per
+    // slice the rungs' own split wants twice); 7 slices of 3 steps are modelled 8.9 us against
+    // 21.9, packing A no less.
     const auto tall = sweep_problem<__nv_bfloat16>(1950, 23, 670, "rt_rt", 3, 2, 2);
     REQUIRE((!tall.a_k_contiguous && tall.lda == 1953 && !tall.b_n_contiguous && tall.ldb == 672));
     const foundry::gemm_plan before = rung_plan(tall, cc);
@@ -685,16 +687,16 @@ TEST_CASE("make_gemm_plan splits the fallback of small misaligned 16-bit product
     CHECK(contains(split.why, "K split to shorten each block's chain of latency-bound steps"));
     CHECK(gk::modelled_us(split, tall, 132) <= gk::gemm_pack_policy::clear_gain * gk::modelled_us(before, tall, 132));
 
-    // 16x17x396_rn_cn_p0_7_4 (35.4 us, cuBLAS 5.3): one block of 13 steps; 7 slices of 2 (12.7 us
-    // against 39; copying A and B 15.4).
+    // 16x17x396_rn_cn_p0_7_4 (H100: 11.8 us unsplit, cuBLAS 5.3): one block of 13 steps; 13 slices
+    // of 1 (5.6 us against 14.7; copying A and B no less).
     const auto tiny = sweep_problem<__nv_bfloat16>(16, 17, 396, "rn_cn", 0, 7, 4);
     const foundry::gemm_plan one_block = foundry::make_gemm_plan(tiny, device);
     INFO(one_block.describe());
     CHECK((rung_plan(tiny, cc).split_k == 1 && one_block.fallback && !one_block.pack_a && !one_block.pack_b));
-    CHECK((one_block.split_k == 7 && one_block.k_per_split == 64));
+    CHECK((one_block.split_k == 13 && one_block.k_per_split == 32));
 
-    // 102x1461x554_rn_ct_p1_4_3 (72.2 us, cuBLAS 11.8): 46 blocks of 18 steps; 5 slices of 4
-    // (24.3 us against 54; copying A and B 19.0, not clearly less). fp16 plans as bf16.
+    // 102x1461x554_rn_ct_p1_4_3 (H100: 17.4 us unsplit, cuBLAS 11.8): 46 blocks of 18 steps; 5
+    // slices of 4 (11.3 us against 19.2; copying A and B not clearly less). fp16 plans as bf16.
     const auto wide = sweep_problem<__half>(102, 1461, 554, "rn_ct", 1, 4, 3);
     const foundry::gemm_plan five = foundry::make_gemm_plan(wide, device);
     INFO(five.describe());
@@ -709,10 +711,10 @@ TEST_CASE("make_gemm_plan packs a small misaligned 16-bit product where the mode
   for (const int cc : {80, 90}) {
     INFO("sm_" << cc);
     const foundry::device_properties device = device_of(cc);
-    // 82x14x11373_rt_ct_p6_3_5 (H200: 91.2 us, cuBLAS 13.5; 2.6e7 FLOPs): B N-contiguous with
-    // ld 17. Two fallback blocks, 16 slices of 23 steps at best (81 us); copying B (682 KB) and
-    // 15 slices of 12 pipelined steps, 30.7 us (rung 4); rung 5 splits up to 64 ways, here 20
-    // slices of 9 steps.
+    // 82x14x11373_rt_ct_p6_3_5 (H100: 26.5 us at 16 slices, packed 11.3, cuBLAS 13.5; 2.6e7
+    // FLOPs): B N-contiguous with ld 17. Two fallback blocks, 16 slices of 23 steps at best
+    // (modelled 25.6 us); copying B (682 KB) and 15 slices of 12 pipelined steps, 14.6 us (rung
+    // 4); rung 5 splits up to 64 ways, here 20 slices of 9 steps (13.3 us).
     const auto deep = sweep_problem<__nv_bfloat16>(82, 14, 11373, "rt_ct", 6, 3, 5);
     const foundry::gemm_plan before = rung_plan(deep, cc);
     CHECK((before.fallback && before.split_k == 16));
@@ -761,24 +763,59 @@ TEST_CASE("the time model leaves aligned and tiny 16-bit problems as they were, 
   }
 }
 
-TEST_CASE("modelled_us: the fallback's steps latency-bound, the fast kernel's pipelined, the copies and the reduce",
+TEST_CASE("make_gemm_plan keeps rung 4's fallback where cheap copies would not make the call faster: C's writes bind",
           "[gemm][plan][pack]") {
+  for (const int cc : {80, 90}) {
+    INFO("sm_" << cc);
+    const foundry::device_properties device = device_of(cc);
+    // 2502x11840x18_rt_cn_p4_7_6: copies of 1 MB pass the ceiling rule (the product moves 118 MB
+    // of C), but one K step leaves C's writes to bind, and C's rows are off sectors (ldc 11846).
+    // H100: 96.6 us packed (wgmma), 69.7 on the fallback; cuBLAS 54-65.
+    const auto flat_off = sweep_problem<__nv_bfloat16>(2502, 11840, 18, "rt_cn", 4, 7, 6);
+    REQUIRE(gk::packing_pays(flat_off, gk::operands_to_copy(flat_off).copy_bytes));
+    const foundry::gemm_plan kept = foundry::make_gemm_plan(flat_off, device);
+    INFO(kept.describe());
+    CHECK((kept.fallback && kept.split_k == 1 && !kept.pack_a && !kept.pack_b));
+    CHECK(contains(kept.why, "modelled faster than the copies and the pipelined kernel"));
+    // The same shape with C's rows on sectors (ldc 11840): the fast kernels write C faster than
+    // the fallback, so the copies stand (16384x16384x1 on the H100: 385 us packed, 546 fallback).
+    const auto flat_on = sweep_problem<__nv_bfloat16>(2502, 11840, 18, "rt_cn", 4, 7, 0);
+    const foundry::gemm_plan packed = foundry::make_gemm_plan(flat_on, device);
+    INFO(packed.describe());
+    CHECK((!packed.fallback && packed.pack_a && packed.pack_b));
+    CHECK(contains(packed.why, "the copy costs less than the product at the device's ceilings"));
+    // Deeper K: the fallback's steps bind, and the copies stand whatever C's alignment
+    // (3324x10802x134_rt_cn_p6_3_2 on the H100: 99.7 us packed, 205.6 on the fallback).
+    const foundry::gemm_plan deeper =
+        foundry::make_gemm_plan(sweep_problem<__nv_bfloat16>(3324, 10802, 134, "rt_cn", 6, 3, 2), device);
+    INFO(deeper.describe());
+    CHECK((!deeper.fallback && deeper.pack_a && deeper.pack_b));
+  }
+}
+
+TEST_CASE(
+    "modelled_us: the fallback's steps latency-bound or issue-bound, the fast kernel's pipelined, C, the copies "
+    "and the reduce",
+    "[gemm][plan][pack]") {
   using policy = gk::gemm_pack_policy;
   const auto p = sweep_problem<__nv_bfloat16>(1950, 23, 670, "rt_rt", 3, 2, 2);
   const double slice_bytes = 1950.0 * 23.0 * sizeof(float);
-  // The fallback unsplit: 31 blocks (one wave on 132 SMs), 21 latency-bound steps.
+  // The fallback unsplit: 31 blocks (one wave on 132 SMs), 21 latency-bound steps; C (179 KB)
+  // does not bind.
   const foundry::gemm_plan whole = foundry::make_gemm_plan(p, foundry::gemm_rung::tensor_core, 132, 1);
-  CHECK(gk::modelled_us(whole, p, 132) == Approx(21 * policy::fallback_step_us));
-  // 7 slices of 3 steps: 217 blocks, a second block on 85 SMs; and the reduce.
+  CHECK(gk::modelled_us(whole, p, 132) == Approx(policy::fallback_call_us + 21 * policy::fallback_step_us));
+  // 7 slices of 3 steps: 217 blocks, two waves, each step bound by two blocks' issue; and the reduce.
   const foundry::gemm_plan split = foundry::make_gemm_plan(p, foundry::gemm_rung::tensor_core, 132, 7);
   REQUIRE((split.split_k == 7 && split.k_per_split == 96));
-  const double reduce = policy::launch_us + 7 * policy::reduce_slice_us + 2.0 * 7 * slice_bytes / policy::bytes_per_us;
+  const double reduce =
+      policy::reduce_launch_us + 7 * policy::reduce_slice_us + 2.0 * 7 * slice_bytes / policy::bytes_per_us;
   CHECK(gk::modelled_reduce_us(1950, 23, 7) == Approx(reduce));
   CHECK(gk::modelled_reduce_us(1950, 23, 1) == 0.0);
+  REQUIRE(2 * policy::fallback_block_step_us > policy::fallback_step_us);
   CHECK(gk::modelled_us(split, p, 132) ==
-        Approx(3 * (policy::fallback_step_us + policy::fallback_block_step_us) + reduce));
-  // On 8 SMs the 31 blocks are 4 waves: each step pays three more blocks' issue time.
-  CHECK(gk::modelled_us(whole, p, 8) == Approx(21 * (policy::fallback_step_us + 3 * policy::fallback_block_step_us)));
+        Approx(policy::fallback_call_us + 3 * 2 * policy::fallback_block_step_us + reduce));
+  // On 8 SMs the 31 blocks are 4 waves: each step is bound by their issue.
+  CHECK(gk::modelled_us(whole, p, 8) == Approx(policy::fallback_call_us + 21 * 4 * policy::fallback_block_step_us));
   // Packing A (670 stored rows of 1950, copied to rows of 1952): one launch and its bytes, then
   // 16 tiles of 128 x 256 (one wave) stepping 11 times through K = 670.
   const gk::gemm_pack_plan packing = gk::operands_to_copy(p);
@@ -792,8 +829,32 @@ TEST_CASE("modelled_us: the fallback's steps latency-bound, the fast kernel's pi
   REQUIRE((!packed.fallback && packed.split_k == 1 && packed.block_k == 64));
   const double tiles = std::ceil(1950.0 / packed.block_m) * std::ceil(23.0 / packed.block_n);
   const double waves = std::ceil(tiles / (132.0 * packed.min_blocks_per_sm));
-  CHECK(gk::modelled_us(packed, p, 132) == Approx(policy::launch_us + packing.copy_bytes / policy::bytes_per_us +
-                                                  policy::fast_fill_us + 11 * waves * policy::fast_step_us));
+  CHECK(gk::modelled_us(packed, p, 132) ==
+        Approx(policy::fast_call_us + policy::launch_us + packing.copy_bytes / policy::bytes_per_us +
+               11 * waves * policy::fast_step_us));
+
+  // Where C's writes bind: 16384 x 16384 x 2 (1 GiB of C) one step of 65536 fallback blocks, or
+  // of the fast kernel's 8192 tiles; C's rows on sectors (ldc 16384) or off them (ldc 16385).
+  for (const int pad_c : {0, 1}) {
+    INFO("pad_c " << pad_c);
+    const auto flat = sweep_problem<__nv_bfloat16>(16384, 16384, 2, "rn_rn", 1, 0, pad_c);
+    const double c_bytes = 4.0 * 16384 * 16384;
+    const foundry::gemm_plan fallback = foundry::make_gemm_plan(flat, foundry::gemm_rung::tensor_core, 132, 1);
+    REQUIRE(fallback.fallback);
+    CHECK(gk::modelled_us(fallback, flat, 132) ==
+          Approx(policy::fallback_call_us + c_bytes / policy::fallback_c_bytes_per_us));
+    const gk::gemm_pack_plan a_only = gk::operands_to_copy(flat);
+    REQUIRE((a_only.a && !a_only.b));
+    foundry::gemm_plan copy_a;
+    gk::detail::record_packing(copy_a, a_only);
+    foundry::gemm_plan fast = foundry::make_gemm_plan(gk::packed_problem(flat, copy_a, gk::pack_alignment),
+                                                      foundry::gemm_rung::tensor_core, 132);
+    gk::detail::record_packing(fast, a_only);
+    REQUIRE(!fast.fallback);
+    const double rate = pad_c == 0 ? policy::fast_c_bytes_per_us : policy::fast_c_off_sector_bytes_per_us;
+    CHECK(gk::modelled_us(fast, flat, 132) ==
+          Approx(policy::fast_call_us + policy::launch_us + a_only.copy_bytes / policy::bytes_per_us + c_bytes / rate));
+  }
 }
 
 TEST_CASE("packing_pays compares the copy with the product at the ceilings", "[gemm][plan][pack]") {

@@ -328,7 +328,10 @@ template <class Policy = gemm_kernels::gemm_pack_policy, class In>
 /// plan of `rung` on the copies (`gemm_kernels::operands_to_copy`, transposed for TF32),
 /// with their fields and workspace recorded, if
 /// - the copies cost no more than the product at the device's ceilings
-///   (`gemm_kernels::packing_pays`: the large products), or
+///   (`gemm_kernels::packing_pays`: the large products), unless `plan` is rung 4's fallback
+///   and the time model puts it (at its best split) at most `Policy::clear_gain` of the
+///   copies' and the fast kernel's time: 2502 x 11840 x 18 with C's rows off sectors, 118 MB
+///   of C, ran 96.6 us packed and 69.7 on the fallback (H100); or
 /// - where `plan` is rung 4's fallback, the time model (`gemm_kernels::modelled_us`) puts
 ///   the copies and the fast kernel at most `Policy::clear_gain` of the fallback's time at
 ///   its best split, whatever the product's size; otherwise the fallback runs at that split
@@ -363,6 +366,20 @@ template <class Policy = gemm_kernels::gemm_pack_policy, class In, class SmCount
   } else {
     const bool tma = packed.rung == gemm_rung::wgmma;
     if (gemm_kernels::packing_pays<In, Policy>(p, packing.copy_bytes)) {
+      if (plan.fallback) {
+        // Cheap copies need not make a fast call: where C's writes bind (a step or two of K),
+        // the fallback's many small blocks write C faster than the fast kernels' stores.
+        const int sms = sm_count();
+        gemm_plan fallback = fallback_at_modelled_split<Policy>(plan, rung, p, sms);
+        if (gemm_kernels::modelled_us<In, Policy>(fallback, p, sms) <=
+            Policy::clear_gain * gemm_kernels::modelled_us<In, Policy>(packed, p, sms)) {
+          if (fallback.split_k == plan.split_k)
+            fallback.why =
+                "16-bit operand rows off a 16-byte boundary: rung 4's fallback, modelled faster than the copies and "
+                "the pipelined kernel (C's writes bind)";
+          return fallback;
+        }
+      }
       packed.why =
           tma ? "16-bit operand rows off a 16-byte boundary, packed for TMA: the copy costs less than the "
                 "product at the device's ceilings"

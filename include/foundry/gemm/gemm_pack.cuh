@@ -49,6 +49,7 @@
 #include <foundry/core/error.cuh>
 #include <foundry/core/math.cuh>
 #include <foundry/core/overlap.cuh>
+#include <foundry/gemm/detail/epilogue.cuh>
 #include <foundry/gemm/gemm_plan.cuh>
 #include <foundry/gemm/gemm_problem.cuh>
 #include <foundry/launch/dependent_launch.cuh>
@@ -71,17 +72,23 @@ namespace foundry::gemm_kernels {
 /// The packing rule's figures, its time model's, and the copy kernel's block. The rule has
 /// two parts (`detail::pack_where_it_pays` in gemm.cuh applies them):
 /// - the ceilings (`packing_pays`, `flops_per_byte` and `min_flops`): for a large product,
-///   pack when the copies cost no more than the product would at the device's ceilings;
-/// - the time model (`modelled_us`, the figures from `fallback_step_us` on): otherwise, where
+///   pack when the copies cost no more than the product would at the device's ceilings,
+///   unless the alternative is rung 4's fallback and the time model puts it clearly
+///   (`clear_gain`) under the copies and the fast kernel;
+/// - the time model (`modelled_us`, the figures from `fallback_call_us` on): otherwise, where
 ///   the alternative is rung 4's fallback, pack when the copies and the fast kernel are
-///   modelled clearly faster (`clear_gain`) than the fallback at the split the same model
-///   favours, whatever the product's size. The fallback is latency-bound: each
-///   32-deep K step of a block waits on its scalar loads (~3 us on the H200), so a product
-///   of a few MFLOPs can take tens of microseconds there, and a split that shortens each
-///   block's chain of steps, or the copies' few microseconds, pays.
+///   modelled clearly faster than the fallback at the split the same model favours,
+///   whatever the product's size. The fallback is latency-bound: each 32-deep K step of a
+///   block waits on its scalar loads (~0.9 us), so a product of a few MFLOPs can take tens of
+///   microseconds there, and a split that shortens each block's chain of steps, or the
+///   copies' few microseconds, pays.
 ///
-/// Times are in microseconds and come from the H200; what every plan pays alike (the call
-/// on the host, C written once) is left out of the model.
+/// Times are in microseconds, fitted on an H100 (session 21's fallback probe,
+/// `bench/results/h100/runs/session21/fallback-probe.csv`: rung 4's fallback at 1 to 16
+/// slices and the packed plan of 63 misaligned bf16 problems, each timed as back-to-back
+/// calls; the unsplit fallback's times within 20% of the model but for 5 of 63, the packed
+/// plans' for 50 of 63). The model is for comparing plans of one problem, not for
+/// predicting a call's time.
 struct gemm_pack_policy {
   /// FLOPs the tensor cores run in the time DRAM moves one byte: the H200's dense 16-bit
   /// peak over its bandwidth, 989 TFLOP/s / 4.8 TB/s = 206 (the A100: 312 / 2.0 = 156).
@@ -96,37 +103,45 @@ struct gemm_pack_policy {
   /// Threads per block of the copy kernel (one 16-byte vector each).
   static constexpr int block_threads = 256;
 
-  /// One 32-deep K step of the fallback, latency-bound: ~3 us on the H200 (sweep bf16, ~5 us of
-  /// call included: 1950x23x670, 21 steps, 66.5 us; 16x17x396, 13 steps, 35.4 us).
-  static constexpr double fallback_step_us = 3.0;
-  /// SM time of one more fallback block per SM and step: blocks past one per SM stay resident
-  /// together (96 registers x 128 threads: 5 per SM) and overlap their latency, each adding
-  /// its issue time. The throughput bound, ~24 TFLOP/s on the H200 (3324x10802x134: 67 blocks
-  /// per SM x 5 steps of 64x64x32 in 408 us).
-  static constexpr double fallback_block_step_us = 1.2;
-  /// A fast kernel's start before its first step (one DRAM latency, ~0.8 us, and the ring's
-  /// first stage); 2 us, conservative.
-  static constexpr double fast_fill_us = 2.0;
+  /// A call of the fallback beyond its steps: 3 us (one step of a single block, 3.0-3.7 us).
+  static constexpr double fallback_call_us = 3.0;
+  /// One 32-deep K step of a fallback block, latency-bound on its scalar loads: 0.9 us
+  /// (0.84-0.98 over 75 to 447 steps of one block an SM).
+  static constexpr double fallback_step_us = 0.9;
+  /// A step's issue time for each block resident on an SM: a step takes the larger of
+  /// `fallback_step_us` and this times the blocks an SM holds (the plan's waves): 0.6 us
+  /// (9204x3883x237, 67 blocks an SM: 36.9 us a step).
+  static constexpr double fallback_block_step_us = 0.6;
+  /// Bytes a microsecond the fallback writes C at, where that binds (a step or two): 1.8 TB/s
+  /// (2502x11840x18: 118 MB in 69.7 us; 16384x16384x1: 1.07 GB in 546).
+  static constexpr double fallback_c_bytes_per_us = 1.8e6;
+  /// A call of the fast kernels beyond their steps and C: 3 us.
+  static constexpr double fast_call_us = 3.0;
   /// One 64-deep step of the fast kernels per wave of resident blocks, its loads pipelined
-  /// behind the previous steps' mma: 1.2 us, rung 4 at 4096^3 bf16 on the H200 (453 TFLOP/s,
-  /// 128x256x64 tiles), the slower of the two (rung 5: ~0.7 at 4096^3, ~1.0 at 1024x1024x8192 split 4).
-  static constexpr double fast_step_us = 1.2;
-  /// One more kernel on the stream (a copy, split-K's reduce), with its share of the
-  /// workspace's stream-ordered allocation: 2.5 us (H200 sweep: calls of one launch 3.6-5.2 us).
-  static constexpr double launch_us = 2.5;
-  /// Bytes per microsecond that the copies and the reduce move: 3 TB/s, 5/8 of the H200's
-  /// 4.8 (not measured for these kernels; conservative).
-  static constexpr double bytes_per_us = 3.0e6;
-  /// Split-K's reduce, per slice: each element of C sums the slices in a chain of loads. 0.6
-  /// us, a loose fit: on the H200 the fallback rows split 15-16 ways ran ~10 us over 3 us a
-  /// step (82x14x11373, 16 slices of 23 steps: 91.2 us), the one split 4 ways did not.
-  static constexpr double reduce_slice_us = 0.6;
+  /// behind the previous steps' mma: 0.5 us.
+  static constexpr double fast_step_us = 0.5;
+  /// Bytes a microsecond the fast kernels write C at where its rows start on 32-byte sectors
+  /// (`c_rows_on_sectors`), and where they do not (each 128-byte row of a warp's store
+  /// straddles five sectors): 2.8 and 1.5 TB/s (16384x16384x1: 1.07 GB in 385 us;
+  /// 10535x4849x17, ldc 4851: 204 MB in 162).
+  static constexpr double fast_c_bytes_per_us = 2.8e6;
+  static constexpr double fast_c_off_sector_bytes_per_us = 1.5e6;  ///< see fast_c_bytes_per_us
+  /// One more kernel on the stream before the fast one (a copy), with its share of the
+  /// workspace's stream-ordered allocation: 3.5 us.
+  static constexpr double launch_us = 3.5;
+  /// Bytes per microsecond that the copies and the reduce move: 2.7 TB/s.
+  static constexpr double bytes_per_us = 2.7e6;
+  /// Split-K's reduce beyond its bytes: 1 us for its launch, which the slices' kernel's
+  /// early trigger mostly hides, and 0.05 us for each slice in the chain of loads.
+  static constexpr double reduce_launch_us = 1.0;
+  static constexpr double reduce_slice_us = 0.05;  ///< see reduce_launch_us
   /// Most slices the model gives the fallback: the cap of the rungs' automatic split
   /// (`plan_split_k`), which bounds the workspace at 16 copies of C and the reduce's chain.
   static constexpr int max_fallback_splits = 16;
   /// A plan replaces the rung's own only where it is modelled at most this fraction of its
-  /// time: the fallback's figures fit the sweep's rows within about 25%.
-  static constexpr double clear_gain = 0.75;
+  /// time. On the probe's 63 problems the model's choices ran 1.02x the best plan's time
+  /// (geometric mean) at 0.85, 1.04x at 0.75.
+  static constexpr double clear_gain = 0.85;
 };
 
 /// The ceiling rule for fp32 on the CUDA cores (rung 3), whose float4 path needs A's and B's
@@ -297,24 +312,27 @@ template <class In, class Policy = gemm_pack_policy>
   return plan;
 }
 
-/// The time model's cost of split-K's reduce for `splits` slices of an m x n C: one more
-/// launch, a chain of `splits` loads per element of C, and the slices written by the GEMM
-/// kernel and read back (C itself every plan writes). 0 for one slice.
+/// The time model's cost of split-K's reduce for `splits` slices of an m x n C: its launch,
+/// a chain of `splits` loads per element of C, and the slices written by the GEMM kernel and
+/// read back (C itself every plan writes). 0 for one slice.
 template <class Policy = gemm_pack_policy>
 [[nodiscard]] constexpr double modelled_reduce_us(std::int64_t m, std::int64_t n, int splits) noexcept {
   if (splits <= 1) return 0.0;
   const double slice_bytes = static_cast<double>(sizeof(float)) * static_cast<double>(m) * static_cast<double>(n);
-  return Policy::launch_us + splits * Policy::reduce_slice_us + 2.0 * splits * slice_bytes / Policy::bytes_per_us;
+  return Policy::reduce_launch_us + splits * Policy::reduce_slice_us +
+         2.0 * splits * slice_bytes / Policy::bytes_per_us;
 }
 
 /// The time model (`gemm_pack_policy`) of `plan` (a 16-bit plan of rung 4 or 5) for `p` on
-/// `sm_count` SMs, in microseconds, without what every plan pays alike (the call, C written
-/// once). With `steps` the block_k steps of one K slice, `tiles` the block tiles and `waves`
-/// = ceil(tiles x splits / (sm_count x min_blocks_per_sm)):
-/// - the fallback: steps x (fallback_step_us + (waves - 1) x fallback_block_step_us), each
-///   step latency-bound for the first block on an SM and the throughput of the others;
-/// - a fast kernel: fast_fill_us + steps x waves x fast_step_us, its steps pipelined, plus
-///   for each copy `launch_us` and its bytes at `bytes_per_us`;
+/// `sm_count` SMs, in microseconds. With `steps` the block_k steps of one K slice, `tiles`
+/// the block tiles, `waves` = ceil(tiles x splits / (sm_count x min_blocks_per_sm)) and
+/// `c_bytes` = 4 M N:
+/// - the fallback: fallback_call_us + the larger of steps x max(fallback_step_us, waves x
+///   fallback_block_step_us) (each step latency-bound, or bound by the issue of the blocks
+///   an SM holds) and c_bytes at fallback_c_bytes_per_us;
+/// - a fast kernel: fast_call_us + for each copy `launch_us` and its bytes at `bytes_per_us`
+///   + the larger of steps x waves x fast_step_us (pipelined) and c_bytes at
+///   fast_c_bytes_per_us, or fast_c_off_sector_bytes_per_us where C's rows are off sectors;
 /// - either, when K is split: `modelled_reduce_us`.
 /// Not a prediction of the call's time: a comparison of plans for one problem.
 template <class In, class Policy = gemm_pack_policy>
@@ -326,15 +344,19 @@ template <class In, class Policy = gemm_pack_policy>
   const std::int64_t slots = std::max<std::int64_t>(1, std::int64_t{sm_count} * std::max(plan.min_blocks_per_sm, 1));
   const auto waves = static_cast<double>(ceil_div<std::int64_t>(tiles * std::max(plan.split_k, 1), slots));
   const double reduce = modelled_reduce_us<Policy>(p.m, p.n, plan.split_k);
+  const double c_bytes = static_cast<double>(sizeof(float)) * static_cast<double>(p.m) * static_cast<double>(p.n);
   if (plan.fallback) {
-    return steps * (Policy::fallback_step_us + (waves - 1.0) * Policy::fallback_block_step_us) + reduce;
+    const double step = std::max(Policy::fallback_step_us, waves * Policy::fallback_block_step_us);
+    return Policy::fallback_call_us + std::max(steps * step, c_bytes / Policy::fallback_c_bytes_per_us) + reduce;
   }
   double copies = 0.0;
   if (plan.pack_a)
     copies += Policy::launch_us + pack_copy_bytes<In>(stored_a(p), packed_a_shape(p, plan)) / Policy::bytes_per_us;
   if (plan.pack_b)
     copies += Policy::launch_us + pack_copy_bytes<In>(stored_b(p), packed_b_shape(p, plan)) / Policy::bytes_per_us;
-  return copies + Policy::fast_fill_us + steps * waves * Policy::fast_step_us + reduce;
+  const double c_rate =
+      detail::c_rows_on_sectors(p) ? Policy::fast_c_bytes_per_us : Policy::fast_c_off_sector_bytes_per_us;
+  return Policy::fast_call_us + copies + std::max(steps * waves * Policy::fast_step_us, c_bytes / c_rate) + reduce;
 }
 
 /// Where the copies start in the workspace, in bytes: A's at 0, then B's (0 too when A
