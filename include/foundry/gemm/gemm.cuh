@@ -456,12 +456,19 @@ void launch_plan(const gemm_plan& plan, const gemm_problem<In, Out>& p, cuda::st
   throw std::invalid_argument(std::string("gemm: rung ") + gemm_rung_name(plan.rung) + " does not handle these types");
 }
 
+/// Whether `gemm` takes A, B and C of these element types; a `static_assert` says why not.
+/// The callers compile their bodies only where it holds (`if constexpr`), so that a wrong
+/// type gives the one message, not a cascade from every rung's kernels.
 template <class TA, class TB, class TC>
-constexpr void check_gemm_types() {
+constexpr bool check_gemm_types() {
   using in = std::remove_const_t<TA>;
-  static_assert(std::is_same_v<in, std::remove_const_t<TB>>, "gemm: A and B must have the same element type");
-  static_assert(is_gemm_input_v<in>, "gemm: inputs must be float, __half or __nv_bfloat16");
-  static_assert(std::is_same_v<TC, float>, "gemm: C must be (non-const) float");
+  constexpr bool same = std::is_same_v<in, std::remove_const_t<TB>>;
+  constexpr bool input = is_gemm_input_v<in>;
+  constexpr bool output = std::is_same_v<TC, float>;
+  static_assert(same, "gemm: A and B must have the same element type");
+  static_assert(input, "gemm: inputs must be float, __half or __nv_bfloat16");
+  static_assert(output, "gemm: C must be (non-const) float");
+  return same && input && output;
 }
 
 template <class T>
@@ -543,22 +550,23 @@ template <class TA, class TB, class TC>
 void gemm_with(gemm_rung rung, float alpha, matrix_view<TA> a, matrix_op op_a, matrix_view<TB> b, matrix_op op_b,
                float beta, matrix_view<TC> c, cuda::stream_ref s) {
   FOUNDRY_NVTX_FUNCTION_RANGE();
-  detail::check_gemm_types<TA, TB, TC>();
-  using in = std::remove_const_t<TA>;
-  gemm_problem<in, TC> p =
-      make_gemm_problem<in, TC>(alpha, detail::as_const_view(a), op_a, detail::as_const_view(b), op_b, beta, c);
-  if (p.m == 0 || p.n == 0) return;  // nothing to compute, nothing to touch
-  if (p.alpha == 0.0f) p.k = 0;      // as gemm: A and B are not read
-  const device_properties& device = get_device_properties(stream_device(s.get()));
-  const int cc = device.compute_capability();
-  FOUNDRY_EXPECTS(
-      (gemm_rung_supports<in, TC>(rung, cc)),
-      std::string("gemm: rung ") + gemm_rung_name(rung) + " does not handle these types on sm_" + std::to_string(cc));
-  detail::expect_gemm_memory(a, b, c, s);
-  if (p.k == 0 && p.beta == 1.0f) return;  // C = C: BLAS returns without touching C
-  detail::launch_plan(detail::plan_rung(
-                          rung, p, 0, [&device] { return device.sm_count; }, device.shared_memory_per_block_optin),
-                      p, {}, s);
+  if constexpr (detail::check_gemm_types<TA, TB, TC>()) {
+    using in = std::remove_const_t<TA>;
+    gemm_problem<in, TC> p =
+        make_gemm_problem<in, TC>(alpha, detail::as_const_view(a), op_a, detail::as_const_view(b), op_b, beta, c);
+    if (p.m == 0 || p.n == 0) return;  // nothing to compute, nothing to touch
+    if (p.alpha == 0.0f) p.k = 0;      // as gemm: A and B are not read
+    const device_properties& device = get_device_properties(stream_device(s.get()));
+    const int cc = device.compute_capability();
+    FOUNDRY_EXPECTS(
+        (gemm_rung_supports<in, TC>(rung, cc)),
+        std::string("gemm: rung ") + gemm_rung_name(rung) + " does not handle these types on sm_" + std::to_string(cc));
+    detail::expect_gemm_memory(a, b, c, s);
+    if (p.k == 0 && p.beta == 1.0f) return;  // C = C: BLAS returns without touching C
+    detail::launch_plan(detail::plan_rung(
+                            rung, p, 0, [&device] { return device.sm_count; }, device.shared_memory_per_block_optin),
+                        p, {}, s);
+  }
 }
 
 /// `C = alpha * op(A) * op(B) + beta * C`.
@@ -603,16 +611,17 @@ template <class TA, class TB, class TC>
 void gemm(float alpha, matrix_view<TA> a, matrix_op op_a, matrix_view<TB> b, matrix_op op_b, float beta,
           matrix_view<TC> c, cuda::stream_ref s, gemm_math math = gemm_math::fp32) {
   FOUNDRY_NVTX_FUNCTION_RANGE();
-  detail::check_gemm_types<TA, TB, TC>();
-  using in = std::remove_const_t<TA>;
-  gemm_problem<in, TC> p =
-      make_gemm_problem<in, TC>(alpha, detail::as_const_view(a), op_a, detail::as_const_view(b), op_b, beta, c);
-  p.math = math;
-  if (p.m == 0 || p.n == 0) return;
-  detail::expect_gemm_memory(a, b, c, s);
-  if (p.alpha == 0.0f) p.k = 0;            // BLAS: C = beta * C without reading A or B (NaN there stays out of C)
-  if (p.k == 0 && p.beta == 1.0f) return;  // C = C: BLAS returns without touching C
-  detail::launch_plan(make_gemm_plan(p, get_device_properties(stream_device(s.get()))), p, {}, s);
+  if constexpr (detail::check_gemm_types<TA, TB, TC>()) {
+    using in = std::remove_const_t<TA>;
+    gemm_problem<in, TC> p =
+        make_gemm_problem<in, TC>(alpha, detail::as_const_view(a), op_a, detail::as_const_view(b), op_b, beta, c);
+    p.math = math;
+    if (p.m == 0 || p.n == 0) return;
+    detail::expect_gemm_memory(a, b, c, s);
+    if (p.alpha == 0.0f) p.k = 0;            // BLAS: C = beta * C without reading A or B (NaN there stays out of C)
+    if (p.k == 0 && p.beta == 1.0f) return;  // C = C: BLAS returns without touching C
+    detail::launch_plan(make_gemm_plan(p, get_device_properties(stream_device(s.get()))), p, {}, s);
+  }
 }
 
 namespace gemm_kernels {
