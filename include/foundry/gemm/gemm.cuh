@@ -142,11 +142,11 @@ void check_matrix(const char* name, const matrix_view<T>& x) {
 /// The bytes a stored matrix spans, from its first element to its last (empty if it has none).
 template <class T>
 byte_range stored_range(const matrix_view<T>& x) noexcept {
-  if (x.rows <= 0 || x.cols <= 0 || x.data == nullptr) return {};
+  if (x.data == nullptr) return {};
   const bool row_major = x.layout == matrix_layout::row_major;
-  const std::int64_t outer = row_major ? x.rows : x.cols, contiguous = row_major ? x.cols : x.rows;
-  const auto begin = reinterpret_cast<std::uintptr_t>(x.data);
-  return {begin, begin + static_cast<std::uintptr_t>((outer - 1) * x.ld + contiguous) * sizeof(T)};
+  return gemm_kernels::operand_range(
+      x.data, row_major ? gemm_kernels::stored_shape{x.rows, x.cols} : gemm_kernels::stored_shape{x.cols, x.rows},
+      x.ld);
 }
 
 /// The checks of `gemm` and `gemm_with` past the shapes: C must not overlap A or B

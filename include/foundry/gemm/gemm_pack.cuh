@@ -187,24 +187,6 @@ template <class In>
   return round_up<std::int64_t>(std::max<std::int64_t>(cols, 1), pack_ld_multiple<In>);
 }
 
-/// An operand as it lies in memory: `rows` rows of `cols` contiguous elements.
-struct stored_shape {
-  std::int64_t rows = 0;  ///< stored rows
-  std::int64_t cols = 0;  ///< contiguous elements per stored row
-};
-
-/// A's stored shape in `p`: m rows of k when K is contiguous, else k rows of m.
-template <class In>
-[[nodiscard]] constexpr stored_shape stored_a(const gemm_problem<In, float>& p) noexcept {
-  return p.a_k_contiguous ? stored_shape{p.m, p.k} : stored_shape{p.k, p.m};
-}
-
-/// B's stored shape in `p`: k rows of n when N is contiguous, else n rows of k.
-template <class In>
-[[nodiscard]] constexpr stored_shape stored_b(const gemm_problem<In, float>& p) noexcept {
-  return p.b_n_contiguous ? stored_shape{p.k, p.n} : stored_shape{p.n, p.k};
-}
-
 /// Bytes one copy takes in the workspace: its rows at `pack_ld`, rounded up to
 /// `pack_alignment` so that the next region starts aligned.
 template <class In>
@@ -455,14 +437,6 @@ void enqueue_transposed_pack(const In* src, stored_shape shape, std::int64_t src
                              cuda::stream_ref s) {
   foundry::detail::launch_transpose<transpose_policy>(matrix_view<const In>{src, shape.rows, shape.cols, src_ld},
                                                       matrix_view<In>{dst, shape.cols, shape.rows, dst_ld}, s);
-}
-
-/// The byte range of a stored operand (empty when it has no elements).
-template <class In>
-foundry::detail::byte_range operand_range(const In* data, stored_shape s, std::int64_t ld) noexcept {
-  if (s.rows <= 0 || s.cols <= 0) return {};
-  const auto begin = reinterpret_cast<std::uintptr_t>(data);
-  return {begin, begin + static_cast<std::uintptr_t>((s.rows - 1) * ld + s.cols) * sizeof(In)};
 }
 
 /// The operands a rung's kernel reads, once the copies `plan` asks for are enqueued: the

@@ -8,6 +8,8 @@
 /// transposes to this form (a column-major C is the row-major C^T = B^T A^T),
 /// so each kernel only has to know, per operand, which index is contiguous.
 
+#include <foundry/core/overlap.cuh>
+
 #include <cstdint>
 
 namespace foundry {
@@ -85,3 +87,33 @@ struct gemm_problem {
 };
 
 }  // namespace foundry
+
+namespace foundry::gemm_kernels {
+
+/// An operand as it lies in memory: `rows` rows of `cols` contiguous elements.
+struct stored_shape {
+  std::int64_t rows = 0;  ///< stored rows
+  std::int64_t cols = 0;  ///< contiguous elements per stored row
+};
+
+/// A's stored shape in `p`: m rows of k when K is contiguous, else k rows of m.
+template <class In>
+[[nodiscard]] constexpr stored_shape stored_a(const gemm_problem<In, float>& p) noexcept {
+  return p.a_k_contiguous ? stored_shape{p.m, p.k} : stored_shape{p.k, p.m};
+}
+
+/// B's stored shape in `p`: k rows of n when N is contiguous, else n rows of k.
+template <class In>
+[[nodiscard]] constexpr stored_shape stored_b(const gemm_problem<In, float>& p) noexcept {
+  return p.b_n_contiguous ? stored_shape{p.k, p.n} : stored_shape{p.n, p.k};
+}
+
+/// The byte range of a stored operand (empty when it has no elements).
+template <class In>
+foundry::detail::byte_range operand_range(const In* data, stored_shape s, std::int64_t ld) noexcept {
+  if (s.rows <= 0 || s.cols <= 0) return {};
+  const auto begin = reinterpret_cast<std::uintptr_t>(data);
+  return {begin, begin + static_cast<std::uintptr_t>((s.rows - 1) * ld + s.cols) * sizeof(In)};
+}
+
+}  // namespace foundry::gemm_kernels

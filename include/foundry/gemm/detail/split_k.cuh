@@ -305,22 +305,15 @@ class split_k_output {
                                                     " needed");
     // The slices' partial sums are read back into C, and written while other blocks
     // still read A and B: a workspace that shares bytes with any of them is refused.
-    const auto stored = [](const auto* data, std::int64_t rows, std::int64_t cols, std::int64_t ld) {
-      const auto begin = reinterpret_cast<std::uintptr_t>(data);
-      return rows <= 0 || cols <= 0
-                 ? foundry::detail::byte_range{}
-                 : foundry::detail::byte_range{begin, reinterpret_cast<std::uintptr_t>(data + (rows - 1) * ld + cols)};
-    };
     const auto slices = foundry::detail::range_of(workspace.first(needed));
     const auto refuse_overlap = [&slices](foundry::detail::byte_range operand, std::size_t element, const char* what) {
       foundry::detail::expect_no_forbidden_overlap(slices, sizeof(float), operand, element,
                                                    foundry::detail::overlap_rule::disjoint, what);
     };
-    refuse_overlap(stored(p.c, p.m, p.n, p.ldc), sizeof(float), "gemm: the split-K workspace and C");
-    refuse_overlap(p.a_k_contiguous ? stored(p.a, p.m, p.k, p.lda) : stored(p.a, p.k, p.m, p.lda), sizeof(In),
-                   "gemm: the split-K workspace and A");
-    refuse_overlap(p.b_n_contiguous ? stored(p.b, p.k, p.n, p.ldb) : stored(p.b, p.n, p.k, p.ldb), sizeof(In),
-                   "gemm: the split-K workspace and B");
+    refuse_overlap(operand_range(p.c, stored_shape{p.m, p.n}, p.ldc), sizeof(float),
+                   "gemm: the split-K workspace and C");
+    refuse_overlap(operand_range(p.a, stored_a(p), p.lda), sizeof(In), "gemm: the split-K workspace and A");
+    refuse_overlap(operand_range(p.b, stored_b(p), p.ldb), sizeof(In), "gemm: the split-K workspace and B");
     q_.c = workspace.data();
     q_.ldc = p.n;
     q_.alpha = 1.0f;
