@@ -338,7 +338,7 @@ TEST_CASE(
   // K too short to split; 76 of 32 x 32. 1492 x 37 x 139: 12 tiles of 128 x 64 in 2 slices; 94
   // of 32 x 32 in 2 slices. 183 x 1381 x 19: 22 tiles; 264.
   for (const auto& [m, n, k, splits] : std::vector<std::array<std::int64_t, 4>>{
-           {608, 118, 51, 1}, {1492, 37, 139, 2}, {183, 1381, 19, 1}, {64, 40, 512, 8}, {1110, 610, 2, 1}}) {
+           {608, 118, 51, 1}, {1492, 37, 139, 2}, {183, 1381, 19, 1}, {64, 40, 512, 32}, {1110, 610, 2, 1}}) {
     CAPTURE(m, n, k);
     const foundry::gemm_plan plan = foundry::make_gemm_plan(plan_problem<float>(m, n, k), h200);
     CHECK(gk::plan_has_policy_tile<gk::register_blocked_small_policy>(plan));
@@ -349,17 +349,23 @@ TEST_CASE(
   CHECK(gk::plan_has_policy_tile<gk::register_blocked_small_policy>(
       foundry::make_gemm_plan(plan_problem<float>(117, 10579, 22), h200)));
   // Enough blocks in the larger tiles: 5789 x 645 x 1 has 276 of 128 x 128; 128 x 1024 x 16384
-  // 8 in 16 slices (128 blocks), 102 x 1461 x 554 12 in 8 (96 blocks): over half the SMs, and K
-  // long enough to split.
+  // 8 in 33 slices (264 blocks), 102 x 1461 x 554 12 in 18 (216 blocks): over half the SMs, and
+  // K long enough to split.
   CHECK(gk::plan_has_policy_tile<gk::register_blocked_default_policy>(
       foundry::make_gemm_plan(plan_problem<float>(128, 1024, 16384), h200)));
   CHECK(gk::plan_has_policy_tile<gk::register_blocked_default_policy>(
       foundry::make_gemm_plan(plan_problem<float>(102, 1461, 554), h200)));
   CHECK(gk::plan_has_policy_tile<gk::register_blocked_default_policy>(
       foundry::make_gemm_plan(plan_problem<float>(5789, 645, 1), h200)));
-  // 1950 x 23 x 670: 16 tiles of 128 x 32 on 792 slots, K in 10 slices of 72 (at least 64 deep).
+  // 1950 x 23 x 670: 16 tiles of 128 x 32 on 792 slots, K (at least deep_k_from) in 28 slices
+  // of 24 (at least 16 deep); 608 x 118 x 51, K under deep_k_from, keeps slices of at least 64.
   const foundry::gemm_plan few_tiles = foundry::make_gemm_plan(plan_problem<float>(1950, 23, 670), h200);
-  CHECK((few_tiles.block_n == 32 && few_tiles.split_k == 10 && few_tiles.k_per_split == 72));
+  CHECK((few_tiles.block_n == 32 && few_tiles.split_k == 28 && few_tiles.k_per_split == 24));
+  CHECK(foundry::make_gemm_plan(plan_problem<float>(608, 118, 51), h200).split_k == 1);
+  // 128 x 1024 x 16384: C of 2^17 elements is within max_splits_max_c_elements, so the split
+  // fills the 264 slots (33 slices of 504) instead of stopping at 16.
+  const foundry::gemm_plan short_c = foundry::make_gemm_plan(plan_problem<float>(128, 1024, 16384), h200);
+  CHECK((short_c.split_k == 33 && short_c.k_per_split == 504));
   // The committed shapes plan as before: 1024 x 1024 x 8192 in 4 slices of 2048, 4096^3 unsplit.
   const foundry::gemm_plan deep = foundry::make_gemm_plan(plan_problem<float>(1024, 1024, 8192), h200);
   CHECK((deep.split_k == 4 && deep.k_per_split == 2048));

@@ -758,11 +758,15 @@ TEST_CASE("register_blocked splits K only when the C tiles cannot fill the GPU",
   CHECK(plan(100, 100, 100, 0).splits == 1);  // K too short to split: slices of at least 64
   CHECK(plan(100, 100, 300, 0).splits == 4);  // one tile: 300 / 64 slices of round_up(75, 8)
   CHECK(plan(100, 100, 300, 0).depth == 80);
-  CHECK(plan(1950, 23, 670, 0).splits == 10);  // 16 tiles: 10 slices of 72 (84 steps become 9)
-  CHECK(plan(1950, 23, 670, 0).depth == 72);
-  // A C of at most 2^16 elements splits up to 64 ways (as rung 5), a larger one 16.
+  // 16 tiles of 128 x 128 on 264 slots; K >= deep_k_from, so slices of at least 16: 14 of 48
+  // (84 steps become 6).
+  CHECK(plan(1950, 23, 670, 0).splits == 14);
+  CHECK(plan(1950, 23, 670, 0).depth == 48);
+  CHECK(plan(1950, 300, 300, 0).splits == 4);  // K under deep_k_from: slices of at least 64
+  // A C of at most 2^18 elements splits up to 64 ways (rung 5: 2^16), to fill the slots:
+  // 300 x 300 has 9 tiles, 29 slices (16 before the cap moved).
   CHECK(plan(100, 100, 1 << 20, 0).splits == 64);
-  CHECK(plan(300, 300, 1 << 20, 0).splits == 16);
+  CHECK(plan(300, 300, 1 << 20, 0).splits == 29);
   CHECK(plan(100, 100, 20, 5).splits == 3);  // at most one split per K tile of 8
   CHECK(plan(100, 100, 1000, 3).depth == 336);
   CHECK(plan(100, 100, 1000, 3).splits == 3);

@@ -87,12 +87,22 @@ struct register_blocked_policy {
   /// more SMs long before the tensor-core rungs' 512: 1950 × 23 × 670 ran 16 tiles × 84
   /// steps in 87.7 us against cuBLAS's 10.7.
   static constexpr std::int64_t min_k_per_split = 64;
+  /// Where K is at least `deep_k_from` (512), slices as shallow as this (16: two steps):
+  /// a long K over few tiles is a long chain of latency-bound steps, which more, shorter
+  /// slices cut. H100, sweep rows: 1950 x 23 x 670 (16 tiles) 0.84 -> 0.98 of cuBLAS at 28
+  /// slices of 24 (10 of 72 before), 102 x 1461 x 554 0.83 -> 0.88; the K = 51 to 187 rows
+  /// lost with shallow slices (608 x 118 x 51 0.96 -> 0.82), so shorter K keeps 64.
+  static constexpr std::int64_t deep_k_min_k_per_split = 16;
+  static constexpr std::int64_t deep_k_from = 512;  ///< see deep_k_min_k_per_split
   /// Most slices of an automatic split where C has at most 2^16 elements
   /// (`detail::split_k_reduce_slices_max_elements`: the reduce's chains stay short there), as
   /// rung 5's `wgmma_policy::max_splits`; a larger C keeps `default_max_auto_splits` (16).
   /// 256 × 256 × 16384 then runs 128 × 128 tiles in 64 slices of 256 instead of 32 × 32
   /// tiles in 16 (102.8 -> 57.6 us on the H100, cuBLAS 57.2).
   static constexpr std::int64_t max_splits = 64;
+  /// The largest C (in elements) that `max_splits` applies to: 2^18, past the reduce's
+  /// slices kernel (2^16), whose one-thread-an-element reduce still keeps up there.
+  static constexpr std::int64_t max_splits_max_c_elements = std::int64_t{1} << 18;
 
   /// A thread's sub-tile of C: (thread_m / 4) × (thread_n / 4) pieces of 4 × 4, spread
   /// over the block tile (`piece_stride_m` and `piece_stride_n` apart), so that each of
@@ -382,11 +392,13 @@ __global__ void __launch_bounds__(Policy::threads, resident_blocks_bound(Policy:
 template <class Policy = register_blocked_default_policy>
 [[nodiscard]] gemm_plan register_blocked_plan(const gemm_problem<float, float>& p, int requested, int sm_count) {
   gemm_plan plan = foundry::detail::plan_with_policy<Policy>(gemm_rung::register_blocked, "fp32 inputs");
-  const std::int64_t most = detail::max_auto_splits_for(p.m, p.n, Policy::max_splits);
+  const std::int64_t most =
+      detail::max_auto_splits_for(p.m, p.n, Policy::max_splits, Policy::max_splits_max_c_elements);
   detail::record_split(
       plan,
-      plan_split_k_for_tiles(p.m, p.n, p.k, Policy::block_m, Policy::block_n, Policy::block_k,
-                             Policy::min_blocks_per_sm, requested, sm_count, min_k_per_split_of<Policy>, most),
+      plan_split_k_for_tiles(
+          p.m, p.n, p.k, Policy::block_m, Policy::block_n, Policy::block_k, Policy::min_blocks_per_sm, requested,
+          sm_count, p.k >= Policy::deep_k_from ? Policy::deep_k_min_k_per_split : Policy::min_k_per_split, most),
       p);
   return plan;
 }

@@ -233,9 +233,10 @@ inline constexpr std::int64_t split_k_reduce_slices_max_elements = std::int64_t{
 /// `small_c_max_splits` (rung 3's and rung 5's `max_splits`): that cap where C is small enough
 /// for `split_k_reduce_slices_kernel` (`split_k_reduce_slices_max_elements`), whose chains of
 /// loads stay short however many slices, else `default_max_auto_splits`.
-[[nodiscard]] constexpr std::int64_t max_auto_splits_for(std::int64_t m, std::int64_t n,
-                                                         std::int64_t small_c_max_splits) noexcept {
-  return m * n <= split_k_reduce_slices_max_elements ? small_c_max_splits : default_max_auto_splits;
+[[nodiscard]] constexpr std::int64_t max_auto_splits_for(
+    std::int64_t m, std::int64_t n, std::int64_t small_c_max_splits,
+    std::int64_t small_c_max_elements = split_k_reduce_slices_max_elements) noexcept {
+  return m * n <= small_c_max_elements ? small_c_max_splits : default_max_auto_splits;
 }
 
 /// Columns a thread of `split_k_reduce_kernel` sums: 4 (one float4 per slice) when n and
