@@ -89,19 +89,21 @@ struct register_blocked_policy {
   static constexpr std::int64_t min_k_per_split = 64;
   /// Where K is at least `deep_k_from` (512), slices as shallow as this (16: two steps):
   /// a long K over few tiles is a long chain of latency-bound steps, which more, shorter
-  /// slices cut. H100, sweep rows: 1950 x 23 x 670 (16 tiles) 0.84 -> 0.98 of cuBLAS at 28
-  /// slices of 24 (10 of 72 before), 102 x 1461 x 554 0.83 -> 0.88; the K = 51 to 187 rows
-  /// lost with shallow slices (608 x 118 x 51 0.96 -> 0.82), so shorter K keeps 64.
+  /// slices cut. H100, sweep rows, this rule against 64 for every K: 1950 x 23 x 670 (16
+  /// tiles) 0.85 -> 0.98 of cuBLAS at 28 slices of 24 (10 of 72 before). Shallow slices for
+  /// every K lost on the K = 51 to 139 rows (608 x 118 x 51 0.96 -> 0.82), so shorter K keeps 64.
   static constexpr std::int64_t deep_k_min_k_per_split = 16;
   static constexpr std::int64_t deep_k_from = 512;  ///< see deep_k_min_k_per_split
-  /// Most slices of an automatic split where C has at most 2^16 elements
-  /// (`detail::split_k_reduce_slices_max_elements`: the reduce's chains stay short there), as
-  /// rung 5's `wgmma_policy::max_splits`; a larger C keeps `default_max_auto_splits` (16).
+  /// Most slices of an automatic split where C has at most `max_splits_max_c_elements`
+  /// elements, as rung 5's `wgmma_policy::max_splits`; a larger C keeps
+  /// `default_max_auto_splits` (16).
   /// 256 × 256 × 16384 then runs 128 × 128 tiles in 64 slices of 256 instead of 32 × 32
   /// tiles in 16 (102.8 -> 57.6 us on the H100, cuBLAS 57.2).
   static constexpr std::int64_t max_splits = 64;
   /// The largest C (in elements) that `max_splits` applies to: 2^18, past the reduce's
-  /// slices kernel (2^16), whose one-thread-an-element reduce still keeps up there.
+  /// slices kernel (2^16, rung 5's bound), whose one-thread-an-element reduce still keeps up
+  /// there: 128 x 1024 x 16384 (8 tiles) in 33 slices instead of 16, 0.83 -> 0.91 of cuBLAS
+  /// (H100, the same A/B).
   static constexpr std::int64_t max_splits_max_c_elements = std::int64_t{1} << 18;
 
   /// A thread's sub-tile of C: (thread_m / 4) × (thread_n / 4) pieces of 4 × 4, spread
