@@ -175,6 +175,21 @@ gemm_outcome require_matches_split(const gemm_case& c, const gk::split_k_options
   return foundry::test::check_gemm_outcome(out, "TMA path");
 }
 
+// require_matches with the tiling `Policy` named, whatever wgmma_plan's own choice: its plan
+// and launch on the stream's device (split-K automatic, or `split` slices).
+template <class In, class Policy>
+gemm_outcome require_matches_tiling(const gemm_case& c, int split = 0) {
+  INFO(foundry::test::describe(c) << ", tiles " << Policy::block_m << " x " << Policy::block_n << ", split_k "
+                                  << split);
+  const auto out = foundry::test::run_gemm_case<In>(
+      c, [](const auto& p) { return gk::gemm_wgmma_tma_path(p); },
+      [split](const auto& p, cuda::stream_ref s) {
+        const int sms = foundry::get_device_properties(foundry::stream_device(s.get())).sm_count;
+        gk::launch_wgmma<In, Policy>(gk::wgmma_plan<In, Policy>(p, split, sms), p, {}, s);
+      });
+  return foundry::test::check_gemm_outcome(out, "TMA path");
+}
+
 // The brief's shapes: single elements, odd sizes, one exact tile, several tiles and K stages
 // (300 × 520 × 1000: 3 × 3 tiles, 16 stages, 4 laps of the ring), and one spanning more than
 // a group of the block order in M (10 tile rows) and 3 tile columns, both edges ragged.
@@ -243,6 +258,32 @@ TEST_CASE("gemm_wgmma plans 128 x 64 tiles where N is at most 64 and 128 x 256 b
             .block_n == 256);
   // 16384 x 64 x 16384: 128 tiles of 128 x 64, every SM but 4 busy: no split.
   CHECK(gk::wgmma_plan<__nv_bfloat16>(foundry::test::fake_gemm_problem({16384, 64, 16384}), 0, 132).split_k == 1);
+}
+
+TEST_CASE("gemm_wgmma plans 128 x 64 tiles beyond N = 64 where 128 x 256 tiles leave SMs idle and are modelled slower",
+          "[gemm][wgmma][plan]") {
+  struct expected {
+    foundry::test::gemm_shape shape;
+    int block_n;
+    int split_k;
+  };
+  // Deep K, small C: the wide tiles split as far as they may and still leave SMs idle, with
+  // twice the slices of C to write and reduce. Small products: a quarter of the work a block.
+  // Grids that fill the SMs, or where the model finds no clear gain, keep 128 x 256.
+  const expected cases[] = {{{256, 256, 16384}, 64, 16},  {{128, 1024, 16384}, 64, 8},  {{130, 300, 6000}, 64, 11},
+                            {{300, 520, 1000}, 64, 1},    {{127, 259, 200}, 64, 1},     {{1000, 1000, 12000}, 256, 4},
+                            {{4096, 4096, 4096}, 256, 1}, {{16384, 65, 16384}, 256, 1}, {{65, 1000, 4096}, 256, 8}};
+  for (const auto& e : cases) {
+    INFO(e.shape.m << " x " << e.shape.n << " x " << e.shape.k);
+    const foundry::gemm_plan plan = gk::wgmma_plan<__nv_bfloat16>(foundry::test::fake_gemm_problem(e.shape), 0, 132);
+    CHECK(plan.block_n == e.block_n);
+    CHECK(plan.split_k == e.split_k);
+    CHECK(plan.stages == (e.block_n == 64 ? 8 : 4));
+    CHECK((std::string(plan.why).find("leave SMs idle") != std::string::npos) == (e.block_n == 64));
+    // The one kernel's launch follows the plan: the wide policy named keeps its tiles.
+    CHECK(gk::wgmma_plan<__nv_bfloat16, gk::wgmma_policy>(foundry::test::fake_gemm_problem(e.shape), 0, 132).block_n ==
+          256);
+  }
 }
 
 TEST_CASE("the dispatch offers the wgmma rung only where it runs", "[gemm][wgmma]") {
@@ -358,7 +399,33 @@ TEMPLATE_TEST_CASE("gemm_wgmma matches the reference on odd shapes in every layo
       c.a_k_contiguous = a_k;
       c.b_n_contiguous = b_n;
       CHECK(require_matches<TestType>(c).path);
+      // The plan takes 128 x 64 tiles for most of these small products: the wide ones too.
+      CHECK(require_matches_tiling<TestType, policy>(c).path);
     }
+  }
+}
+
+TEMPLATE_TEST_CASE("gemm_wgmma's 128 x 64 tiles match the reference beyond N = 64, split or not", "[gpu][gemm][wgmma]",
+                   __nv_bfloat16, __half) {
+  // Several column tiles, the last ragged (N = 129, 300, 333, 520), split-K slices of the
+  // automatic plan and forced (3, 7), every layout with the narrow tiling named; and each
+  // shape through the plan's own choice.
+  SKIP_UNLESS_WGMMA_RUNS();
+  const shape shapes[] = {{130, 300, 2600}, {257, 129, 1500}, {200, 333, 1100}, {70, 520, 700}};
+  for (const auto& sh : shapes) {
+    for (const auto& [a_k, b_n] : layouts) {
+      gemm_case c = make_gemm_case(sh, 1.25f, 0.5f);
+      c.a_k_contiguous = a_k;
+      c.b_n_contiguous = b_n;
+      CHECK(require_matches_tiling<TestType, gk::wgmma_narrow_policy>(c).path);
+    }
+    CHECK(require_matches<TestType>(make_gemm_case(sh, 1.25f, 0.5f)).path);
+  }
+  for (const int splits : {3, 7}) {
+    gemm_case c = make_gemm_case({211, 450, 2100}, 1.0f, 0.0f);
+    c.c_ld_extra = 5;
+    c.c_offset = 3;
+    CHECK(require_matches_tiling<TestType, gk::wgmma_narrow_policy>(c, splits).path);
   }
 }
 

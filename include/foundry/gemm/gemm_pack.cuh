@@ -118,8 +118,15 @@ struct gemm_pack_policy {
   /// A call of the fast kernels beyond their steps and C: 3 us.
   static constexpr double fast_call_us = 3.0;
   /// One 64-deep step of the fast kernels per wave of resident blocks, its loads pipelined
-  /// behind the previous steps' mma: 0.5 us.
+  /// behind the previous steps' mma: 0.5 us, fitted on 128 x 256 tiles.
   static constexpr double fast_step_us = 0.5;
+  /// 0: every tile's step takes `fast_step_us`, as the packing rule was fitted. Otherwise
+  /// the rows of A and B a step of the fitted tile loads (384), and a tile takes
+  /// `fast_step_us` in proportion to its block_m + block_n (`wgmma_tiling_policy`).
+  static constexpr double fast_step_tile_rows = 0.0;
+  /// 0: no bound from reading A and B. Otherwise the bytes a microsecond the fast kernels
+  /// read A and B at, once each, a lower bound on their time (`wgmma_tiling_policy`).
+  static constexpr double operand_bytes_per_us = 0.0;
   /// Bytes a microsecond the fast kernels write C at where its rows start on 32-byte sectors
   /// (`c_rows_on_sectors`), and where they do not (each 128-byte row of a warp's store
   /// straddles five sectors): 2.8 and 1.5 TB/s (16384x16384x1: 1.07 GB in 385 us;
@@ -142,6 +149,19 @@ struct gemm_pack_policy {
   /// time. On the probe's 63 problems the model's choices ran 1.02x the best plan's time
   /// (geometric mean) at 0.85, 1.04x at 0.75.
   static constexpr double clear_gain = 0.85;
+};
+
+/// The time model as the wgmma rung's choice between its 128 x 256 and 128 x 64 tiles uses
+/// it (`wgmma_plan`, gemm_wgmma.cuh): `gemm_pack_policy` with a step in proportion to the
+/// rows of A and B it loads (128 x 64: half of 128 x 256's, a step bound by the bytes TMA
+/// brings through L2 rather than by the tensor cores), A and B read once at `bytes_per_us`
+/// as a lower bound (deep-K products with a small C stream their operands: 128 x 1024 x
+/// 16384 reads 38 MB), and a smaller margin, the two plans being one kernel. Assumptions,
+/// not yet fitted: session 26's A/B of the narrow tiles on deep-K products tests them.
+struct wgmma_tiling_policy : gemm_pack_policy {
+  static constexpr double fast_step_tile_rows = 384.0;                            ///< 128 + 256
+  static constexpr double operand_bytes_per_us = gemm_pack_policy::bytes_per_us;  ///< 2.7 TB/s
+  static constexpr double clear_gain = 0.9;  ///< one kernel, two tilings: the common terms cancel
 };
 
 /// The ceiling rule for fp32 on the CUDA cores (rung 3), whose float4 path needs A's and B's
@@ -313,7 +333,9 @@ template <class Policy = gemm_pack_policy>
 ///   fallback_block_step_us) (each step latency-bound, or bound by the issue of the blocks
 ///   an SM holds) and c_bytes at fallback_c_bytes_per_us;
 /// - a fast kernel: fast_call_us + for each copy `launch_us` and its bytes at `bytes_per_us`
-///   + the larger of steps x waves x fast_step_us (pipelined) and c_bytes at
+///   + the larger of steps x waves x fast_step_us (pipelined; where `fast_step_tile_rows`
+///   is set, in proportion to the tile's block_m + block_n over it), A and B read once at
+///   `operand_bytes_per_us` (where set) and c_bytes at
 ///   fast_c_bytes_per_us, or fast_c_off_sector_bytes_per_us where C's rows are off sectors;
 /// - either, when K is split: `modelled_reduce_us`.
 /// Not a prediction of the call's time: a comparison of plans for one problem.
@@ -338,7 +360,16 @@ template <class In, class Policy = gemm_pack_policy>
     copies += Policy::launch_us + pack_copy_bytes<In>(stored_b(p), packed_b_shape(p, plan)) / Policy::bytes_per_us;
   const double c_rate =
       detail::c_rows_on_sectors(p) ? Policy::fast_c_bytes_per_us : Policy::fast_c_off_sector_bytes_per_us;
-  return Policy::fast_call_us + copies + std::max(steps * waves * Policy::fast_step_us, c_bytes / c_rate) + reduce;
+  const double step_us = Policy::fast_step_tile_rows > 0.0
+                             ? Policy::fast_step_us * (plan.block_m + plan.block_n) / Policy::fast_step_tile_rows
+                             : Policy::fast_step_us;
+  const double operand_us = Policy::operand_bytes_per_us > 0.0
+                                ? static_cast<double>(sizeof(In)) *
+                                      (static_cast<double>(p.m) * static_cast<double>(p.k) +
+                                       static_cast<double>(p.k) * static_cast<double>(p.n)) /
+                                      Policy::operand_bytes_per_us
+                                : 0.0;
+  return Policy::fast_call_us + copies + std::max({steps * waves * step_us, c_bytes / c_rate, operand_us}) + reduce;
 }
 
 /// Where the copies start in the workspace, in bytes: A's at 0, then B's (0 too when A

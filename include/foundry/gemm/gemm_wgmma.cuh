@@ -89,6 +89,7 @@
 #include <foundry/gemm/detail/split_k.cuh>
 #include <foundry/gemm/detail/tma.cuh>
 #include <foundry/gemm/detail/wgmma.cuh>
+#include <foundry/gemm/gemm_pack.cuh>
 #include <foundry/gemm/gemm_plan.cuh>
 #include <foundry/gemm/gemm_problem.cuh>
 #include <foundry/launch/dependent_launch.cuh>
@@ -185,8 +186,13 @@ struct wgmma_narrow_policy : wgmma_policy {
 };
 
 /// The default tiling of 16-bit inputs: the plan (`wgmma_plan`) takes `wgmma_narrow_policy`
-/// where N is at most its block_n, else `wgmma_policy`, and the launch follows the plan's
-/// block_n. Not a tiling itself.
+/// where N is at most its block_n, or where `wgmma_policy`'s grid (split-K included) would
+/// leave SMs idle and the time model (`modelled_us` with `wgmma_tiling_policy`, gemm_pack.cuh)
+/// puts the narrow plan at most its `clear_gain` of the wide one's time; else `wgmma_policy`. Such
+/// grids are deep-K products with a small C, split to fill the SMs: 256 x 256 x 16384 runs
+/// 2 wide tiles x 32 slices of 512 (64 blocks for 132 SMs, and 32 slices of C to write and
+/// reduce) or 8 narrow tiles x 16 slices of 1024 (128 blocks, 16 slices). The launch follows
+/// the plan's block_n. Not a tiling itself.
 struct wgmma_auto_policy {};
 
 /// The default tiling of the wgmma kernel for inputs `In`: `wgmma_tf32_policy` for float
@@ -563,13 +569,24 @@ template <class Policy = wgmma_policy>
 
 /// The plan of rung 5 for `p` (which must pass `gemm_wgmma_tma_path`; `foundry::gemm`
 /// plans rung 4 instead for any other 16-bit problem, and packs fp32 operands for TF32)
-/// on `sm_count` SMs.
+/// on `sm_count` SMs. With `wgmma_auto_policy` (16-bit inputs), the tiling as that says.
 template <class In, class Policy = wgmma_default_policy<In>>
 [[nodiscard]] gemm_plan wgmma_plan(const gemm_problem<In, float>& p, int requested, int sm_count) {
   if constexpr (std::is_same_v<Policy, wgmma_auto_policy>) {
     static_assert(!std::is_same_v<In, float>, "TF32 tiles with wgmma_tf32_policy");
-    return p.n <= wgmma_narrow_policy::block_n ? wgmma_plan<In, wgmma_narrow_policy>(p, requested, sm_count)
-                                               : wgmma_plan<In, wgmma_policy>(p, requested, sm_count);
+    if (p.n <= wgmma_narrow_policy::block_n) return wgmma_plan<In, wgmma_narrow_policy>(p, requested, sm_count);
+    const gemm_plan wide = wgmma_plan<In, wgmma_policy>(p, requested, sm_count);
+    const std::int64_t wide_units = ceil_div<std::int64_t>(p.m, wide.block_m) *
+                                    ceil_div<std::int64_t>(p.n, wide.block_n) * std::max(wide.split_k, 1);
+    if (wide_units >= std::int64_t{sm_count} * wide.min_blocks_per_sm) return wide;
+    gemm_plan narrow = wgmma_plan<In, wgmma_narrow_policy>(p, requested, sm_count);
+    using model = wgmma_tiling_policy;
+    if (modelled_us<In, model>(narrow, p, sm_count) > model::clear_gain * modelled_us<In, model>(wide, p, sm_count))
+      return wide;
+    narrow.why =
+        "16-bit inputs on compute capability 9.0 with sm_90a code, operands TMA can describe; 128 x 256 tiles would "
+        "leave SMs idle: 128 x 64 tiles (m64n64k16), modelled faster (fewer slices, half the bytes a step)";
+    return narrow;
   } else {
     constexpr bool tf32 = std::is_same_v<In, float>;
     gemm_plan plan = foundry::detail::plan_with_policy<Policy>(
