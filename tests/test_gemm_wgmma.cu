@@ -405,11 +405,11 @@ TEMPLATE_TEST_CASE("gemm_wgmma matches the reference on odd shapes in every layo
   }
 }
 
-TEMPLATE_TEST_CASE("gemm_wgmma's 128 x 64 tiles match the reference beyond N = 64, split or not", "[gpu][gemm][wgmma]",
-                   __nv_bfloat16, __half) {
-  // Several column tiles, the last ragged (N = 129, 300, 333, 520), split-K slices of the
-  // automatic plan and forced (3, 7), every layout with the narrow tiling named; and each
-  // shape through the plan's own choice.
+TEMPLATE_TEST_CASE("gemm_wgmma's 128 x 64 tiles match the reference beyond N = 64",
+                   "[gpu][gemm][wgmma][racecheck_slow]", __nv_bfloat16, __half) {
+  // Several column tiles, the last ragged (N = 129, 300, 333, 520), the automatic plan's
+  // split-K slices, every layout with the narrow tiling named; and each shape through the
+  // plan's own choice.
   SKIP_UNLESS_WGMMA_RUNS();
   const shape shapes[] = {{130, 300, 2600}, {257, 129, 1500}, {200, 333, 1100}, {70, 520, 700}};
   for (const auto& sh : shapes) {
@@ -421,6 +421,11 @@ TEMPLATE_TEST_CASE("gemm_wgmma's 128 x 64 tiles match the reference beyond N = 6
     }
     CHECK(require_matches<TestType>(make_gemm_case(sh, 1.25f, 0.5f)).path);
   }
+}
+
+TEMPLATE_TEST_CASE("gemm_wgmma's 128 x 64 tiles beyond N = 64 with forced split-K and C off sectors",
+                   "[gpu][gemm][wgmma]", __nv_bfloat16, __half) {
+  SKIP_UNLESS_WGMMA_RUNS();
   for (const int splits : {3, 7}) {
     gemm_case c = make_gemm_case({211, 450, 2100}, 1.0f, 0.0f);
     c.c_ld_extra = 5;
