@@ -288,33 +288,33 @@ template <class In, class Out, class SmCount>
 }
 
 /// The plan of `rung` for `p` with rung 4's fallback kernel at the split that the time model
-/// (`gemm_kernels::modelled_us`) favours: `plan` (the rung's own fallback plan, on `sm_count`
-/// SMs) unless a split of 1 to `Policy::max_fallback_splits` slices is modelled at most
-/// `Policy::clear_gain` of its time. The fallback's steps are latency-bound, so slices that
-/// shorten each block's chain of steps pay where the blocks are few: 1950 x 23 x 670 runs
-/// 31 blocks of 21 steps unsplit (modelled 63 us), 7 slices of 3 steps (20 us) instead; the
-/// tensor-core rungs' own rule wants at least 512 of K per slice, for their pipelines.
-/// Touches no GPU.
-template <class Policy = gemm_kernels::gemm_pack_policy, class In>
+/// (`gemm_kernels::modelled_us` with `Model`, `fallback_split_policy` by default) favours:
+/// `plan` (the rung's own fallback plan, on `sm_count` SMs) unless a split of 1 to
+/// `Model::max_fallback_splits` slices is modelled at most `Model::clear_gain` of its time.
+/// The fallback's steps are latency-bound, so slices that shorten each block's chain of
+/// steps pay where the blocks are few: 1950 x 23 x 670 runs 31 blocks of 21 steps unsplit
+/// (modelled 22 us), 11 slices of 2 steps (8 us) instead; the tensor-core rungs' own rule
+/// wants at least 512 of K per slice, for their pipelines. Touches no GPU.
+template <class Model = gemm_kernels::fallback_split_policy, class In>
 [[nodiscard]] gemm_plan fallback_at_modelled_split(const gemm_plan& plan, gemm_rung rung,
                                                    const gemm_problem<In, float>& p, int sm_count) {
   // More slices than K steps plan no differently (plan_split_k); one step is nothing to shorten.
   const std::int64_t k_steps = ceil_div<std::int64_t>(p.k, plan.block_k);
   if (k_steps <= 1) return plan;
   const auto sms = [sm_count] { return sm_count; };
-  const double plan_us = gemm_kernels::modelled_us<In, Policy>(plan, p, sm_count);
+  const double plan_us = gemm_kernels::modelled_us<In, Model>(plan, p, sm_count);
   gemm_plan best = plan;
   double best_us = plan_us;
-  const auto most = static_cast<int>(std::min<std::int64_t>(Policy::max_fallback_splits, k_steps));
+  const auto most = static_cast<int>(std::min<std::int64_t>(Model::max_fallback_splits, k_steps));
   for (int splits = 1; splits <= most; ++splits) {
     const gemm_plan split = plan_rung(rung, p, splits, sms);
-    const double us = gemm_kernels::modelled_us<In, Policy>(split, p, sm_count);
+    const double us = gemm_kernels::modelled_us<In, Model>(split, p, sm_count);
     if (split.fallback && us < best_us) {
       best = split;
       best_us = us;
     }
   }
-  if (best.split_k == plan.split_k || best_us > Policy::clear_gain * plan_us) return plan;
+  if (best.split_k == plan.split_k || best_us > Model::clear_gain * plan_us) return plan;
   best.why =
       "16-bit operand rows off a 16-byte boundary, packing modelled no faster: rung 4's fallback, K split to "
       "shorten each block's chain of latency-bound steps";
@@ -370,7 +370,7 @@ template <class Policy = gemm_kernels::gemm_pack_policy, class In, class SmCount
         // Cheap copies need not make a fast call: where C's writes bind (a step or two of K),
         // the fallback's many small blocks write C faster than the fast kernels' stores.
         const int sms = sm_count();
-        gemm_plan fallback = fallback_at_modelled_split<Policy>(plan, rung, p, sms);
+        gemm_plan fallback = fallback_at_modelled_split(plan, rung, p, sms);
         if (gemm_kernels::modelled_us<In, Policy>(fallback, p, sms) <=
             Policy::clear_gain * gemm_kernels::modelled_us<In, Policy>(packed, p, sms)) {
           if (fallback.split_k == plan.split_k)
@@ -390,7 +390,7 @@ template <class Policy = gemm_kernels::gemm_pack_policy, class In, class SmCount
     // Rung 4's fast kernel has nothing latency-bound to replace.
     if (!plan.fallback) return plan;
     const int sms = sm_count();
-    const gemm_plan fallback = fallback_at_modelled_split<Policy>(plan, rung, p, sms);
+    const gemm_plan fallback = fallback_at_modelled_split(plan, rung, p, sms);
     if (gemm_kernels::modelled_us<In, Policy>(packed, p, sms) >
         Policy::clear_gain * gemm_kernels::modelled_us<In, Policy>(fallback, p, sms)) {
       return fallback;

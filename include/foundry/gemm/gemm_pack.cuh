@@ -151,6 +151,17 @@ struct gemm_pack_policy {
   static constexpr double clear_gain = 0.85;
 };
 
+/// The time model as rung 4's fallback chooses its split (`fallback_at_modelled_split`,
+/// gemm.cuh): `gemm_pack_policy` with each block's step issued in 0.3 us, not 0.6. Refitted
+/// on the fallback's splits that session 25's plan-space probe timed (32 problems, H100):
+/// the split the model picks ran 1.065x the best split's time (geometric mean) at 0.6 and
+/// 1.034x at 0.3 (102 x 1461 x 554: 6 slices, not 5; 15992 x 9 x 14282: 10, not 1;
+/// 1950 x 23 x 670: 11, not 7). Whether to pack instead is still decided with
+/// `gemm_pack_policy`, whose figures that choice was fitted with.
+struct fallback_split_policy : gemm_pack_policy {
+  static constexpr double fallback_block_step_us = 0.3;  ///< see gemm_pack_policy
+};
+
 /// The time model as the wgmma rung's choice between its 128 x 256 and 128 x 64 tiles uses
 /// it (`wgmma_plan`, gemm_wgmma.cuh): `gemm_pack_policy` with a step in proportion to the
 /// rows of A and B it loads (128 x 64: half of 128 x 256's, a step bound by the bytes TMA
