@@ -640,7 +640,7 @@ void gemm_wgmma(const gemm_problem<In, float>& p, const split_k_options& options
   static_assert(std::is_same_v<In, __half> || std::is_same_v<In, __nv_bfloat16>,
                 "gemm_wgmma takes __half or __nv_bfloat16 inputs");
   static_assert(std::is_same_v<Policy, wgmma_policy>,
-                "gemm_wgmma plans its own tiles (128 x 256, or 128 x 64 where N <= 64)");
+                "gemm_wgmma plans its own tiles (128 x 256, or 128 x 64 where N <= 64 or the SMs would idle)");
   FOUNDRY_NVTX_FUNCTION_RANGE();
   detail::require_wgmma_built();
   if (p.m <= 0 || p.n <= 0) return;  // nothing to compute, nothing to touch

@@ -45,7 +45,9 @@
 /// N at most 64 (`wgmma_narrow_policy`, which the default plan picks there): 128 × 64 tiles,
 /// one `wgmma.m64n64k16` per consumer and 16 of K, a stage of 24 KiB and a ring of 8 of
 /// them. The 256-wide tile would multiply zeros in three quarters or more of its tensor work
-/// for such a product (a batch of 16 activations through a 16384 × 16384 weight).
+/// for such a product (a batch of 16 activations through a 16384 × 16384 weight). The plan
+/// also takes them for wider C where 128 × 256 tiles would leave SMs idle and the time model
+/// finds the narrow ones clearly faster (`wgmma_auto_policy`): deep-K products with a small C.
 ///
 /// TF32 (fp32 inputs, `gemm_math::tf32`): the same kernel with `wgmma_tf32_policy`. A
 /// 128-byte swizzled row holds 32 floats, so a stage is 32 deep in K (the same 48 KiB),
