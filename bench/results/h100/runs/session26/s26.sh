@@ -7,13 +7,15 @@
 # suite with compute-sanitizer beside it (all four tools on the binaries whose plans changed,
 # memcheck on the other GEMM binaries), cut at BUDGET seconds of command. Between them, the
 # plan-space probe of this tree.
-# Carry .device-deps, .prebuilt, .probe. Command:
+# Carry .device-deps (without libCatch2WithMain.a), .prebuilt, .probe. Command:
 #   BUDGET=560 bash bench/results/h100/runs/session26/s26.sh $OUT
 O=$1; S=$O/s26-summary.txt; B=${BUDGET:-560}
 left() { echo $((B - SECONDS)); }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > $S
 . bench/results/h200/runs/session22/unpack-prebuilt.sh && unpack_prebuilt || exit 1
 export LD_LIBRARY_PATH=$W/.device-deps/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+# .probe carries probe.tar.xz (the stripped binaries, xz: the tree must stay under 64 MiB).
+[ -f $ROOT/.probe/probe.tar.xz ] && tar xJf $ROOT/.probe/probe.tar.xz -C $ROOT/.probe
 mkdir -p $O/ab
 for ty in bf16 fp16; do
   for v in old new new old old new; do
