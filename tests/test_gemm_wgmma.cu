@@ -269,10 +269,13 @@ TEST_CASE("gemm_wgmma plans 128 x 64 tiles beyond N = 64 where 128 x 256 tiles l
   };
   // Deep K, small C: the wide tiles split as far as they may and still leave SMs idle, with
   // twice the slices of C to write and reduce. Small products: a quarter of the work a block.
-  // Grids that fill the SMs, or where the model finds no clear gain, keep 128 x 256.
+  // Grids that fill the SMs, where the narrow plan's slices would be more than twice as deep
+  // (82 x 2455 x 7918: 3 x 2688 against 13 x 640, slower on the H100), or where the model finds
+  // no clear gain, keep 128 x 256.
   const expected cases[] = {{{256, 256, 16384}, 64, 16},  {{128, 1024, 16384}, 64, 8},  {{130, 300, 6000}, 64, 11},
                             {{300, 520, 1000}, 64, 1},    {{127, 259, 200}, 64, 1},     {{1000, 1000, 12000}, 256, 4},
-                            {{4096, 4096, 4096}, 256, 1}, {{16384, 65, 16384}, 256, 1}, {{65, 1000, 4096}, 256, 8}};
+                            {{4096, 4096, 4096}, 256, 1}, {{16384, 65, 16384}, 256, 1}, {{65, 1000, 4096}, 256, 8},
+                            {{82, 2455, 7918}, 256, 13}};
   for (const auto& e : cases) {
     INFO(e.shape.m << " x " << e.shape.n << " x " << e.shape.k);
     const foundry::gemm_plan plan = gk::wgmma_plan<__nv_bfloat16>(foundry::test::fake_gemm_problem(e.shape), 0, 132);

@@ -189,8 +189,9 @@ struct wgmma_narrow_policy : wgmma_policy {
 
 /// The default tiling of 16-bit inputs: the plan (`wgmma_plan`) takes `wgmma_narrow_policy`
 /// where N is at most its block_n, or where `wgmma_policy`'s grid (split-K included) would
-/// leave SMs idle and the time model (`modelled_us` with `wgmma_tiling_policy`, gemm_pack.cuh)
-/// puts the narrow plan at most its `clear_gain` of the wide one's time; else `wgmma_policy`. Such
+/// leave SMs idle, the narrow plan's slices are at most twice as deep as the wide one's, and
+/// the time model (`modelled_us` with `wgmma_tiling_policy`, gemm_pack.cuh) puts the narrow
+/// plan at most its `clear_gain` of the wide one's time; else `wgmma_policy`. Such
 /// grids are deep-K products with a small C, split to fill the SMs: 256 x 256 x 16384 runs
 /// 2 wide tiles x 32 slices of 512 (64 blocks for 132 SMs, and 32 slices of C to write and
 /// reduce) or 8 narrow tiles x 16 slices of 1024 (128 blocks, 16 slices). The launch follows
@@ -582,6 +583,11 @@ template <class In, class Policy = wgmma_default_policy<In>>
                                     ceil_div<std::int64_t>(p.n, wide.block_n) * std::max(wide.split_k, 1);
     if (wide_units >= std::int64_t{sm_count} * wide.min_blocks_per_sm) return wide;
     gemm_plan narrow = wgmma_plan<In, wgmma_narrow_policy>(p, requested, sm_count);
+    // Each narrow tile re-reads A's slice through L2, four times as often as a wide one; where
+    // the narrow plan's fewer slices also deepen each unit past twice the wide one's K, those
+    // reads bind: 82 x 2455 x 7918 ran 3 slices of 2688 in 41.3 us against 13 of 640 in 32.3
+    // (H100, session 26), while 256 x 256 x 16384 (1024 against 512) gained 15.6 -> 11.7.
+    if (narrow.k_per_split > 2 * wide.k_per_split) return wide;
     using model = wgmma_tiling_policy;
     if (modelled_us<In, model>(narrow, p, sm_count) > model::clear_gain * modelled_us<In, model>(wide, p, sm_count))
       return wide;
