@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 26, after the depth guard of the narrow wgmma tiles (main f-commit after e5a5661):
+# Session 26, after the depth guard of the narrow wgmma tiles (47d07c0):
 # test_gemm_wgmma in full, the bf16 and fp16 sweeps (3 repetitions, interleaved, as
 # gpu-check.sh runs them) for the README's H100 table, then memcheck on test_gemm_wgmma,
 # from binaries built on the CPU machine (.probe/probe-b.tar.xz). Carry .device-deps and .probe.
