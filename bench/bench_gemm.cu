@@ -28,7 +28,8 @@
 //   builds with sm_90a code (FOUNDRY_HAS_SM90A, cmake/foundry_sm90a.cmake), where the
 //   gemm_bf16/foundry row (the dispatch) runs it too on the H200. At 1024x1024x8192 (too
 //   few block tiles for the SMs: the automatic choice splits K in 4) also
-//   .../foundry_wgmma_split_k_1 (no split) and .../foundry_wgmma_split_k_8.
+//   .../foundry_wgmma_split_k_1 (no split: since session 26 the plan then takes 128 128 x 64
+//   tiles, not 32 of 128 x 256) and .../foundry_wgmma_split_k_8.
 //   gemm_tf32/foundry             foundry::gemm with gemm_math::tf32 (opt-in TF32 on the wgmma
 //     rung; B, row-major, is copied transposed first, K-major, as the TF32 wgmma needs)
 //   gemm_tf32/foundry_k_major     the same with B stored K-major (column-major), so nothing is

@@ -269,9 +269,9 @@ TEST_CASE("gemm_wgmma plans 128 x 64 tiles beyond N = 64 where 128 x 256 tiles l
   };
   // Deep K, small C: the wide tiles split as far as they may and still leave SMs idle, with
   // twice the slices of C to write and reduce. Small products: a quarter of the work a block.
-  // Grids that fill the SMs, where the narrow plan's slices would be more than twice as deep
-  // (82 x 2455 x 7918: 3 x 2688 against 13 x 640, slower on the H100), or where the model finds
-  // no clear gain, keep 128 x 256.
+  // 128 x 256 stays where its grid fills the SMs (4096^3, 16384 x 65 x 16384), where the narrow
+  // plan's slices would be more than twice as deep (82 x 2455 x 7918: 3 x 2688 against 13 x
+  // 640, slower on the H100), and where the model finds no clear gain (1000 x 1000 x 12000).
   const expected cases[] = {{{256, 256, 16384}, 64, 16},  {{128, 1024, 16384}, 64, 8},  {{130, 300, 6000}, 64, 11},
                             {{300, 520, 1000}, 64, 1},    {{127, 259, 200}, 64, 1},     {{1000, 1000, 12000}, 256, 4},
                             {{4096, 4096, 4096}, 256, 1}, {{16384, 65, 16384}, 256, 1}, {{65, 1000, 4096}, 256, 8},
@@ -283,10 +283,36 @@ TEST_CASE("gemm_wgmma plans 128 x 64 tiles beyond N = 64 where 128 x 256 tiles l
     CHECK(plan.split_k == e.split_k);
     CHECK(plan.stages == (e.block_n == 64 ? 8 : 4));
     CHECK((std::string(plan.why).find("leave SMs idle") != std::string::npos) == (e.block_n == 64));
-    // The one kernel's launch follows the plan: the wide policy named keeps its tiles.
-    CHECK(gk::wgmma_plan<__nv_bfloat16, gk::wgmma_policy>(foundry::test::fake_gemm_problem(e.shape), 0, 132).block_n ==
-          256);
   }
+}
+
+TEST_CASE("wgmma_tiling_policy: a step in proportion to the tile's rows, the operands' reads a bound",
+          "[gemm][wgmma][plan]") {
+  using model = gk::wgmma_tiling_policy;
+  // 256 x 256 x 16384: A and B are 16.8 MB, 6.2 us at 2.7 TB/s, above either tiling's steps
+  // (8 wide steps of 0.5 us, 16 narrow of 0.25, one wave each): the reads bind both, and the
+  // reduce of 32 or 16 slices tells them apart.
+  const auto deep = foundry::test::fake_gemm_problem({256, 256, 16384});
+  const foundry::gemm_plan wide = gk::wgmma_plan<__nv_bfloat16, gk::wgmma_policy>(deep, 0, 132);
+  const foundry::gemm_plan narrow = gk::wgmma_plan<__nv_bfloat16, gk::wgmma_narrow_policy>(deep, 0, 132);
+  REQUIRE((wide.split_k == 32 && wide.k_per_split == 512 && narrow.split_k == 16 && narrow.k_per_split == 1024));
+  const double operands_us = 2.0 * (256.0 * 16384 + 16384.0 * 256) / model::operand_bytes_per_us;
+  REQUIRE(operands_us > 8 * model::fast_step_us);
+  CHECK(gk::modelled_us<__nv_bfloat16, model>(wide, deep, 132) ==
+        Approx(model::fast_call_us + operands_us + gk::modelled_reduce_us<model>(256, 256, 32)));
+  CHECK(gk::modelled_us<__nv_bfloat16, model>(narrow, deep, 132) ==
+        Approx(model::fast_call_us + operands_us + gk::modelled_reduce_us<model>(256, 256, 16)));
+  // The packing rule's policy has neither term: 16 narrow steps at the full 0.5 us.
+  CHECK(gk::modelled_us(narrow, deep, 132) ==
+        Approx(gk::gemm_pack_policy::fast_call_us + 16 * gk::gemm_pack_policy::fast_step_us +
+               gk::modelled_reduce_us(256, 256, 16)));
+  // 1000 x 1000 x 12000 in 128 x 64 tiles: 128 tiles, 2 slices of 6016, two waves of 94 steps
+  // at half of 0.5 us (rows 128 + 64 of 384): 47 us, above the 48 MB of operands (17.8 us).
+  const auto square = foundry::test::fake_gemm_problem({1000, 1000, 12000});
+  const foundry::gemm_plan narrow_square = gk::wgmma_plan<__nv_bfloat16, gk::wgmma_narrow_policy>(square, 0, 132);
+  REQUIRE((narrow_square.split_k == 2 && narrow_square.k_per_split == 6016));
+  CHECK(gk::modelled_us<__nv_bfloat16, model>(narrow_square, square, 132) ==
+        Approx(model::fast_call_us + 94 * 2 * 0.25 + gk::modelled_reduce_us<model>(1000, 1000, 2)));
 }
 
 TEST_CASE("the dispatch offers the wgmma rung only where it runs", "[gemm][wgmma]") {
@@ -606,18 +632,23 @@ TEMPLATE_TEST_CASE("gemm_wgmma runs several tiles per persistent block, with and
       gk::split_k_options options;
       options.split_k = splits;
       CHECK(require_matches_split<TestType>(c, options).path);
+      // The 128 x 64 tiles named (two layouts: the CPU reference dominates the time): 41 tile
+      // columns, about four times the units a block.
+      if (a_k == b_n) CHECK(require_matches_tiling<TestType, gk::wgmma_narrow_policy>(c, splits).path);
     }
   }
 }
 
 TEMPLATE_TEST_CASE("gemm_wgmma splits K by itself when the tiles are few, and never reads C when beta is 0",
                    "[gpu][gemm][wgmma]", __nv_bfloat16, __half) {
-  // 4 block tiles on the GPU's SMs: the automatic count is 8 slices of 512 on the H200.
+  // 4 wide or 16 narrow block tiles on the GPU's SMs: the plan (128 x 64 tiles on the H200)
+  // splits K, 8 slices of 512 there.
   SKIP_UNLESS_WGMMA_RUNS();
   const gemm_case c = make_gemm_case({256, 512, 4096});
-  const int splits = gk::wgmma_split_k(c.m, c.n, c.k, 0, foundry::get_device_properties().sm_count).splits;
-  INFO("automatic slices: " << splits);
-  CHECK(splits > 1);
+  const foundry::gemm_plan plan = gk::wgmma_plan<__nv_bfloat16>(foundry::test::fake_gemm_problem({c.m, c.n, c.k}), 0,
+                                                                foundry::get_device_properties().sm_count);
+  INFO("plan: " << plan.describe());
+  CHECK(plan.split_k > 1);
   CHECK(require_matches<TestType>(c).path);
 }
 

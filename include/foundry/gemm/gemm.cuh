@@ -334,8 +334,11 @@ template <class Model = gemm_kernels::fallback_split_policy, class In>
 ///   of C, ran 96.6 us packed and 69.7 on the fallback (H100); or
 /// - where `plan` is rung 4's fallback, the time model (`gemm_kernels::modelled_us`) puts
 ///   the copies and the fast kernel at most `Policy::clear_gain` of the fallback's time at
-///   its best split, whatever the product's size; otherwise the fallback runs at that split
-///   (`fallback_at_modelled_split`).
+///   its best split, whatever the product's size.
+/// The fallback's time in both comparisons is `Policy`'s at the split `Policy` favours
+/// (`fallback_at_modelled_split<Policy>`), as the rule was fitted; where the fallback wins,
+/// it runs at the split `gemm_kernels::fallback_split_policy` favours
+/// (`fallback_at_modelled_split`), which may differ.
 /// Rung 4's fast kernel (on Hopper, where only TMA cannot describe the operands) keeps
 /// `plan` where the ceiling rule fails, as does any TF32 problem (the model is fitted on rung
 /// 4's fallback). `Policy` as
@@ -370,9 +373,10 @@ template <class Policy = gemm_kernels::gemm_pack_policy, class In, class SmCount
         // Cheap copies need not make a fast call: where C's writes bind (a step or two of K),
         // the fallback's many small blocks write C faster than the fast kernels' stores.
         const int sms = sm_count();
-        gemm_plan fallback = fallback_at_modelled_split(plan, rung, p, sms);
-        if (gemm_kernels::modelled_us<In, Policy>(fallback, p, sms) <=
+        const gemm_plan judged = fallback_at_modelled_split<Policy>(plan, rung, p, sms);
+        if (gemm_kernels::modelled_us<In, Policy>(judged, p, sms) <=
             Policy::clear_gain * gemm_kernels::modelled_us<In, Policy>(packed, p, sms)) {
+          gemm_plan fallback = fallback_at_modelled_split(plan, rung, p, sms);
           if (fallback.split_k == plan.split_k)
             fallback.why =
                 "16-bit operand rows off a 16-byte boundary: rung 4's fallback, modelled faster than the copies and "
@@ -390,10 +394,10 @@ template <class Policy = gemm_kernels::gemm_pack_policy, class In, class SmCount
     // Rung 4's fast kernel has nothing latency-bound to replace.
     if (!plan.fallback) return plan;
     const int sms = sm_count();
-    const gemm_plan fallback = fallback_at_modelled_split(plan, rung, p, sms);
+    const gemm_plan judged = fallback_at_modelled_split<Policy>(plan, rung, p, sms);
     if (gemm_kernels::modelled_us<In, Policy>(packed, p, sms) >
-        Policy::clear_gain * gemm_kernels::modelled_us<In, Policy>(fallback, p, sms)) {
-      return fallback;
+        Policy::clear_gain * gemm_kernels::modelled_us<In, Policy>(judged, p, sms)) {
+      return fallback_at_modelled_split(plan, rung, p, sms);
     }
     packed.why = tma ? "16-bit operand rows off a 16-byte boundary, packed for TMA: the copies and the pipelined "
                        "kernel are modelled faster than the fallback's latency-bound steps"

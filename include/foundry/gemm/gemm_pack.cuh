@@ -167,8 +167,11 @@ struct fallback_split_policy : gemm_pack_policy {
 /// rows of A and B it loads (128 x 64: half of 128 x 256's, a step bound by the bytes TMA
 /// brings through L2 rather than by the tensor cores), A and B read once at `bytes_per_us`
 /// as a lower bound (deep-K products with a small C stream their operands: 128 x 1024 x
-/// 16384 reads 38 MB), and a smaller margin, the two plans being one kernel. Assumptions,
-/// not yet fitted: session 26's A/B of the narrow tiles on deep-K products tests them.
+/// 16384 reads 38 MB), and a smaller margin, the two plans being one kernel. Assumptions, not
+/// a fit; session 26's A/B (H100) ran the plans they chose faster on 4 of the 5 sweep rows that
+/// changed (256 x 256 x 16384 0.70 -> 0.93 of cuBLAS). The fifth, 82 x 2455 x 7918, ran slower
+/// (A re-read through L2 by four times the column tiles, over slices four times as deep):
+/// `wgmma_plan` bounds the narrow slices' depth for it, outside the model.
 struct wgmma_tiling_policy : gemm_pack_policy {
   static constexpr double fast_step_tile_rows = 384.0;                            ///< 128 + 256
   static constexpr double operand_bytes_per_us = gemm_pack_policy::bytes_per_us;  ///< 2.7 TB/s
