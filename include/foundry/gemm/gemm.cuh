@@ -287,38 +287,53 @@ template <class In, class Out, class SmCount>
   throw std::invalid_argument(std::string("gemm: rung ") + gemm_rung_name(rung) + " does not handle these types");
 }
 
-/// The plan of `rung` for `p` with rung 4's fallback kernel at the split that the time model
-/// (`gemm_kernels::modelled_us` with `Model`, `fallback_split_policy` by default) favours:
-/// `plan` (the rung's own fallback plan, on `sm_count` SMs) unless a split of 1 to
-/// `Model::max_fallback_splits` slices is modelled at most `Model::clear_gain` of its time.
-/// The fallback's steps are latency-bound, so slices that shorten each block's chain of
-/// steps pay where the blocks are few: 1950 x 23 x 670 runs 31 blocks of 21 steps unsplit
-/// (modelled 22 us), 11 slices of 2 steps (8 us) instead; the tensor-core rungs' own rule
-/// wants at least 512 of K per slice, for their pipelines. Touches no GPU.
-template <class Model = gemm_kernels::fallback_split_policy, class In>
-[[nodiscard]] gemm_plan fallback_at_modelled_split(const gemm_plan& plan, gemm_rung rung,
-                                                   const gemm_problem<In, float>& p, int sm_count) {
+/// Rung 4's fallback at two splits: the one the packing rule judges by (`judged`, the split
+/// `Judge`'s time model favours, whose time the rule compares with the copies'), and the one
+/// that runs if the fallback wins (`runs`, the split `Model` favours).
+struct fallback_splits {
+  gemm_plan judged;  ///< at `Judge`'s favoured split
+  gemm_plan runs;    ///< at `Model`'s favoured split
+};
+
+/// The plan of `rung` for `p` with rung 4's fallback kernel at the splits that two time
+/// models (`gemm_kernels::modelled_us` with `Judge` and with `Model`) favour, each `plan`
+/// (the rung's own fallback plan, on `sm_count` SMs) unless a split of 1 to
+/// `max_fallback_splits` slices is modelled at most that model's `clear_gain` of its time.
+/// Each candidate split is planned once for both. The fallback's steps are latency-bound, so
+/// slices that shorten each block's chain of steps pay where the blocks are few: 1950 x 23 x
+/// 670 runs 31 blocks of 21 steps unsplit (modelled 22 us by `fallback_split_policy`), 11
+/// slices of 2 steps (8 us) instead; the tensor-core rungs' own rule wants at least 512 of K
+/// per slice, for their pipelines. Touches no GPU.
+template <class Judge, class Model = gemm_kernels::fallback_split_policy, class In>
+[[nodiscard]] fallback_splits fallback_at_modelled_splits(const gemm_plan& plan, gemm_rung rung,
+                                                          const gemm_problem<In, float>& p, int sm_count) {
+  const double judge_own_us = gemm_kernels::modelled_us<In, Judge>(plan, p, sm_count);
+  const double model_own_us = gemm_kernels::modelled_us<In, Model>(plan, p, sm_count);
+  gemm_plan judged = plan, runs = plan;
+  double judged_us = judge_own_us, runs_us = model_own_us;
   // More slices than K steps plan no differently (plan_split_k); one step is nothing to shorten.
   const std::int64_t k_steps = ceil_div<std::int64_t>(p.k, plan.block_k);
-  if (k_steps <= 1) return plan;
+  const auto most = static_cast<int>(
+      k_steps <= 1 ? 0
+                   : std::min<std::int64_t>(std::min(Judge::max_fallback_splits, Model::max_fallback_splits), k_steps));
   const auto sms = [sm_count] { return sm_count; };
-  const double plan_us = gemm_kernels::modelled_us<In, Model>(plan, p, sm_count);
-  gemm_plan best = plan;
-  double best_us = plan_us;
-  const auto most = static_cast<int>(std::min<std::int64_t>(Model::max_fallback_splits, k_steps));
   for (int splits = 1; splits <= most; ++splits) {
     const gemm_plan split = plan_rung(rung, p, splits, sms);
-    const double us = gemm_kernels::modelled_us<In, Model>(split, p, sm_count);
-    if (split.fallback && us < best_us) {
-      best = split;
-      best_us = us;
-    }
+    if (!split.fallback) continue;
+    if (const double us = gemm_kernels::modelled_us<In, Judge>(split, p, sm_count); us < judged_us)
+      judged = split, judged_us = us;
+    if (const double us = gemm_kernels::modelled_us<In, Model>(split, p, sm_count); us < runs_us)
+      runs = split, runs_us = us;
   }
-  if (best.split_k == plan.split_k || best_us > Model::clear_gain * plan_us) return plan;
-  best.why =
-      "16-bit operand rows off a 16-byte boundary, packing modelled no faster: rung 4's fallback, K split to "
-      "shorten each block's chain of latency-bound steps";
-  return best;
+  const auto kept = [&plan](gemm_plan best, double best_us, double own_us, double clear_gain) {
+    if (best.split_k == plan.split_k || best_us > clear_gain * own_us) return plan;
+    best.why =
+        "16-bit operand rows off a 16-byte boundary, packing modelled no faster: rung 4's fallback, K split to "
+        "shorten each block's chain of latency-bound steps";
+    return best;
+  };
+  return {kept(judged, judged_us, judge_own_us, Judge::clear_gain),
+          kept(runs, runs_us, model_own_us, Model::clear_gain)};
 }
 
 /// The plan of `rung` (a 16-bit rung: tensor_core or wgmma; or wgmma for TF32) for `p`,
@@ -335,10 +350,10 @@ template <class Model = gemm_kernels::fallback_split_policy, class In>
 /// - where `plan` is rung 4's fallback, the time model (`gemm_kernels::modelled_us`) puts
 ///   the copies and the fast kernel at most `Policy::clear_gain` of the fallback's time at
 ///   its best split, whatever the product's size.
-/// The fallback's time in both comparisons is `Policy`'s at the split `Policy` favours
-/// (`fallback_at_modelled_split<Policy>`), as the rule was fitted; where the fallback wins,
-/// it runs at the split `gemm_kernels::fallback_split_policy` favours
-/// (`fallback_at_modelled_split`), which may differ.
+/// The fallback's time in both comparisons is `Policy`'s at the split `Policy` favours, as
+/// the rule was fitted; where the fallback wins, it runs at the split
+/// `gemm_kernels::fallback_split_policy` favours, which may differ
+/// (`fallback_at_modelled_splits`).
 /// Rung 4's fast kernel (on Hopper, where only TMA cannot describe the operands) keeps
 /// `plan` where the ceiling rule fails, as does any TF32 problem (the model is fitted on rung
 /// 4's fallback). `Policy` as
@@ -373,10 +388,10 @@ template <class Policy = gemm_kernels::gemm_pack_policy, class In, class SmCount
         // Cheap copies need not make a fast call: where C's writes bind (a step or two of K),
         // the fallback's many small blocks write C faster than the fast kernels' stores.
         const int sms = sm_count();
-        const gemm_plan judged = fallback_at_modelled_split<Policy>(plan, rung, p, sms);
-        if (gemm_kernels::modelled_us<In, Policy>(judged, p, sms) <=
+        const fallback_splits fallback_at = fallback_at_modelled_splits<Policy>(plan, rung, p, sms);
+        if (gemm_kernels::modelled_us<In, Policy>(fallback_at.judged, p, sms) <=
             Policy::clear_gain * gemm_kernels::modelled_us<In, Policy>(packed, p, sms)) {
-          gemm_plan fallback = fallback_at_modelled_split(plan, rung, p, sms);
+          gemm_plan fallback = fallback_at.runs;
           if (fallback.split_k == plan.split_k)
             fallback.why =
                 "16-bit operand rows off a 16-byte boundary: rung 4's fallback, modelled faster than the copies and "
@@ -394,10 +409,10 @@ template <class Policy = gemm_kernels::gemm_pack_policy, class In, class SmCount
     // Rung 4's fast kernel has nothing latency-bound to replace.
     if (!plan.fallback) return plan;
     const int sms = sm_count();
-    const gemm_plan judged = fallback_at_modelled_split<Policy>(plan, rung, p, sms);
+    const fallback_splits fallback_at = fallback_at_modelled_splits<Policy>(plan, rung, p, sms);
     if (gemm_kernels::modelled_us<In, Policy>(packed, p, sms) >
-        Policy::clear_gain * gemm_kernels::modelled_us<In, Policy>(judged, p, sms)) {
-      return fallback_at_modelled_split(plan, rung, p, sms);
+        Policy::clear_gain * gemm_kernels::modelled_us<In, Policy>(fallback_at.judged, p, sms)) {
+      return fallback_at.runs;
     }
     packed.why = tma ? "16-bit operand rows off a 16-byte boundary, packed for TMA: the copies and the pipelined "
                        "kernel are modelled faster than the fallback's latency-bound steps"

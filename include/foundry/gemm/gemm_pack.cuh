@@ -151,7 +151,7 @@ struct gemm_pack_policy {
   static constexpr double clear_gain = 0.85;
 };
 
-/// The time model as rung 4's fallback chooses its split (`fallback_at_modelled_split`,
+/// The time model as rung 4's fallback chooses its split (`fallback_at_modelled_splits`,
 /// gemm.cuh): `gemm_pack_policy` with each block's step issued in 0.3 us, not 0.6. Refitted
 /// on the fallback's splits that session 25's plan-space probe timed (32 problems, H100):
 /// the split the model picks ran 1.065x the best split's time (geometric mean) at 0.6 and
