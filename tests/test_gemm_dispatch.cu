@@ -715,6 +715,28 @@ TEST_CASE("make_gemm_plan splits the fallback of small misaligned 16-bit product
     INFO(six.describe());
     CHECK((rung_plan(wide, cc).split_k == 1 && six.fallback && !six.pack_a && !six.pack_b));
     CHECK((six.split_k == 6 && six.k_per_split == 96));
+
+    // 12x470x7800_rt_rn_p6_1_5 (H100, session 27: 21.3 us at the rung's own 15 slices, 15.7 at
+    // 31, cuBLAS 16.4): 8 blocks of 244 steps. C has 5640 elements, so the split's model may go
+    // past 16 slices (fallback_split_policy::small_c_max_fallback_splits): 31 of 8 steps; the
+    // packing rule still judges at its own cap of 16 and keeps the fallback.
+    const auto deep = sweep_problem<__nv_bfloat16>(12, 470, 7800, "rt_rn", 6, 1, 5);
+    const foundry::gemm_plan own = rung_plan(deep, cc);
+    CHECK((own.fallback && own.split_k == 15));
+    const foundry::gemm_plan deep_split = foundry::make_gemm_plan(deep, device);
+    INFO(deep_split.describe());
+    CHECK((deep_split.fallback && !deep_split.pack_a && !deep_split.pack_b));
+    CHECK((deep_split.split_k == 31 && deep_split.k_per_split == 256));
+    CHECK(deep_split.workspace_bytes == 31u * 12u * 470u * sizeof(float));
+    // 29x13x2378_rt_rt_p6_6_5 (the same call: 9.2 us in 15 slices, 7.2 in 25, cuBLAS 7.6 fp16):
+    // one block of 75 steps, 25 slices of 3.
+    const foundry::gemm_plan one_tile =
+        foundry::make_gemm_plan(sweep_problem<__half>(29, 13, 2378, "rt_rt", 6, 6, 5), device);
+    INFO(one_tile.describe());
+    CHECK((one_tile.fallback && one_tile.split_k == 25 && one_tile.k_per_split == 96));
+    STATIC_REQUIRE(gk::max_fallback_splits_for<gk::fallback_split_policy>(12, 470) == 32);
+    STATIC_REQUIRE(gk::max_fallback_splits_for<gk::fallback_split_policy>(256, 257) == 16);
+    STATIC_REQUIRE(gk::max_fallback_splits_for<gk::gemm_pack_policy>(12, 470) == 16);
   }
 }
 
@@ -1175,6 +1197,11 @@ TEMPLATE_TEST_CASE("gemm runs the sweep's small misaligned problems on the plans
       require_default_plan<TestType>(sweep_case({16, 17, 396}, true, false, 1, 0, true, true, 4), split_fallback).path);
   // 102x1461x554_rn_ct_p1_4_3 with lda 555, ldb 1462 (the sweep's 1465; the same plan): 5 slices of 128.
   CHECK(require_default_plan<TestType>(sweep_case({102, 1461, 554}, true, true, 1, 1, true, true, 3), split_fallback)
+            .path);
+  // 12x470x7800_rt_rn_p6_1_5 with lda 13, ldb 471 (the sweep's 18 and 471; the same plan): 8
+  // blocks; on 132 SMs 31 slices of 256, past the 16 of a larger C (reduced several warps to an
+  // element).
+  CHECK(require_default_plan<TestType>(sweep_case({12, 470, 7800}, false, true, 1, 1, true, true, 5), split_fallback)
             .path);
   // 82x14x11373_rt_ct_p6_3_5 exactly: A (ld 88) aligned, B N-contiguous with ld 17, packed to 16;
   // the fast kernel in 15 slices of 768.

@@ -298,7 +298,8 @@ struct fallback_splits {
 /// The plan of `rung` for `p` with rung 4's fallback kernel at the splits that two time
 /// models (`gemm_kernels::modelled_us` with `Judge` and with `Model`) favour, each `plan`
 /// (the rung's own fallback plan, on `sm_count` SMs) unless a split of 1 to
-/// `max_fallback_splits` slices is modelled at most that model's `clear_gain` of its time.
+/// `gemm_kernels::max_fallback_splits_for` slices (that model's cap for C) is modelled at most
+/// that model's `clear_gain` of its time.
 /// Each candidate split is planned once for both. The fallback's steps are latency-bound, so
 /// slices that shorten each block's chain of steps pay where the blocks are few: 1950 x 23 x
 /// 670 runs 31 blocks of 21 steps unsplit (modelled 22 us by `fallback_split_policy`), 11
@@ -313,16 +314,19 @@ template <class Judge, class Model = gemm_kernels::fallback_split_policy, class 
   double judged_us = judge_own_us, runs_us = model_own_us;
   // More slices than K steps plan no differently (plan_split_k); one step is nothing to shorten.
   const std::int64_t k_steps = ceil_div<std::int64_t>(p.k, plan.block_k);
-  const auto most = static_cast<int>(
-      k_steps <= 1 ? 0
-                   : std::min<std::int64_t>(std::min(Judge::max_fallback_splits, Model::max_fallback_splits), k_steps));
+  const int judge_most = gemm_kernels::max_fallback_splits_for<Judge>(p.m, p.n);
+  const int model_most = gemm_kernels::max_fallback_splits_for<Model>(p.m, p.n);
+  const auto most =
+      static_cast<int>(k_steps <= 1 ? 0 : std::min<std::int64_t>(std::max(judge_most, model_most), k_steps));
   const auto sms = [sm_count] { return sm_count; };
   for (int splits = 1; splits <= most; ++splits) {
     const gemm_plan split = plan_rung(rung, p, splits, sms);
     if (!split.fallback) continue;
-    if (const double us = gemm_kernels::modelled_us<In, Judge>(split, p, sm_count); us < judged_us)
+    if (const double us = gemm_kernels::modelled_us<In, Judge>(split, p, sm_count);
+        splits <= judge_most && us < judged_us)
       judged = split, judged_us = us;
-    if (const double us = gemm_kernels::modelled_us<In, Model>(split, p, sm_count); us < runs_us)
+    if (const double us = gemm_kernels::modelled_us<In, Model>(split, p, sm_count);
+        splits <= model_most && us < runs_us)
       runs = split, runs_us = us;
   }
   const auto kept = [&plan](gemm_plan best, double best_us, double own_us, double clear_gain) {

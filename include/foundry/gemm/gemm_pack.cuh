@@ -50,6 +50,7 @@
 #include <foundry/core/math.cuh>
 #include <foundry/core/overlap.cuh>
 #include <foundry/gemm/detail/epilogue.cuh>
+#include <foundry/gemm/detail/split_k.cuh>
 #include <foundry/gemm/gemm_plan.cuh>
 #include <foundry/gemm/gemm_problem.cuh>
 #include <foundry/launch/dependent_launch.cuh>
@@ -145,6 +146,10 @@ struct gemm_pack_policy {
   /// Most slices the model gives the fallback: the cap of the rungs' automatic split
   /// (`plan_split_k`), which bounds the workspace at 16 copies of C and the reduce's chain.
   static constexpr int max_fallback_splits = 16;
+  /// The same cap where C has at most `detail::split_k_reduce_slices_max_elements` (2^16)
+  /// elements, whose reduce adds the slices several warps to an element: 16 here, as the
+  /// packing rule was fitted (`max_fallback_splits_for`).
+  static constexpr int small_c_max_fallback_splits = 16;
   /// A plan replaces the rung's own only where it is modelled at most this fraction of its
   /// time. On the probe's 63 problems the model's choices ran 1.02x the best plan's time
   /// (geometric mean) at 0.85, 1.04x at 0.75.
@@ -160,7 +165,24 @@ struct gemm_pack_policy {
 /// `gemm_pack_policy`, whose figures that choice was fitted with.
 struct fallback_split_policy : gemm_pack_policy {
   static constexpr double fallback_block_step_us = 0.3;  ///< see gemm_pack_policy
+  /// Up to 32 slices for a small C: on the H100 (session 27, the bf16 and fp16 sweeps of the
+  /// rule and of main alternated in one call), 12 x 470 x 7800 (8 tiles, 244 steps of K) ran
+  /// 15.7 us in 31 slices of 256 against 21.3 in the rung's own 15 (cuBLAS 16.4 bf16, 13.4
+  /// fp16); 29 x 13 x 2378 (one tile, 75 steps) 7.2 in 25 against 9.2 in 15. The plan-space
+  /// probe of that call timed 29 x 13 x 2378 at 6.2 us in 38 slices (a cap of 64:
+  /// runs/session27/small-c-fallback-64.patch, not yet run on a GPU).
+  static constexpr int small_c_max_fallback_splits = 32;
 };
+
+/// Most slices `Policy`'s time model gives rung 4's fallback for an m x n C:
+/// `small_c_max_fallback_splits` where C is small enough for the reduce that adds the slices
+/// several warps to an element (`detail::split_k_reduce_slices_max_elements`), else
+/// `max_fallback_splits`.
+template <class Policy>
+[[nodiscard]] constexpr int max_fallback_splits_for(std::int64_t m, std::int64_t n) noexcept {
+  return m * n <= detail::split_k_reduce_slices_max_elements ? Policy::small_c_max_fallback_splits
+                                                             : Policy::max_fallback_splits;
+}
 
 /// The time model as the wgmma rung's choice between its 128 x 256 and 128 x 64 tiles uses
 /// it (`wgmma_plan`, gemm_wgmma.cuh): `gemm_pack_policy` with a step in proportion to the
