@@ -1,7 +1,8 @@
 #!/bin/bash
-# Session 27's second call: the fallback's cap for a small C at 64 slices (the landed
-# small_c_max_fallback_splits) against 32 (small-c-fallback-splits.patch, the first call's) and
-# main, in the bf16 and fp16 sweeps (.probe/sweep_<precision>_{main,cap,cap64}, alternated
+# Session 27's second call, NOT RUN (no machine came; the budget went on failed starts): the
+# fallback's cap for a small C at 64 slices (small-c-fallback-64.patch over main) against 32 (the
+# landed small_c_max_fallback_splits, the first call's small-c-fallback-splits.patch) and main,
+# in the bf16 and fp16 sweeps (.probe/sweep_<precision>_{main,cap,cap64}, alternated
 # main/cap/cap64/cap64/cap/main, each row checked against cuBLAS before it is timed); then that
 # tree's test_gemm_dispatch (.probe/test_gemm_dispatch_cap64) alone, and under each of the four
 # compute-sanitizer tools at once (gpu-check.sh's filter and memcheck's leak check: no hidden, [large] or
