@@ -362,6 +362,18 @@ TEST_CASE(
   const foundry::gemm_plan few_tiles = foundry::make_gemm_plan(plan_problem<float>(1950, 23, 670), h200);
   CHECK((few_tiles.block_n == 32 && few_tiles.split_k == 28 && few_tiles.k_per_split == 24));
   CHECK(foundry::make_gemm_plan(plan_problem<float>(608, 118, 51), h200).split_k == 1);
+  // Few 32 x 32 tiles (at most a quarter of the SMs) and K of at least 64: slices as shallow as
+  // one step of 8. 25 x 176 x 187: 6 tiles in 12 slices of 16; 301 x 1 x 87 (rung 3, as a
+  // product under 2 MiB): 10 tiles in 6 of 16; 9 x 570 x 26 (18 tiles), K under 64: one slice.
+  for (const auto& [m, n, k, splits, depth] :
+       std::vector<std::array<std::int64_t, 5>>{{25, 176, 187, 12, 16}, {301, 1, 87, 6, 16}, {9, 570, 26, 1, 32}}) {
+    CAPTURE(m, n, k);
+    const foundry::gemm_plan plan = foundry::make_gemm_plan(plan_problem<float>(m, n, k), h200);
+    CHECK(gk::plan_has_policy_tile<gk::register_blocked_small_policy>(plan));
+    CHECK((plan.split_k == splits && plan.k_per_split == depth));
+  }
+  STATIC_REQUIRE(gk::register_blocked_small_policy::few_tiles_min_k_per_split == 8);
+  STATIC_REQUIRE(gk::register_blocked_default_policy::few_tiles_min_k_per_split == 64);
   // 128 x 1024 x 16384: C of 2^17 elements is within max_splits_max_c_elements, so the split
   // fills the 264 slots (33 slices of 504) instead of stopping at 16.
   const foundry::gemm_plan short_c = foundry::make_gemm_plan(plan_problem<float>(128, 1024, 16384), h200);

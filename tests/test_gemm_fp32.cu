@@ -274,10 +274,12 @@ TEST_CASE("gemm matches the reference on non-square shapes and across tile edges
   // 128-wide tiles; K not a multiple of 4 or 8; a 64 × 96 × 3000 problem that
   // register_blocked splits along K; C of 45 columns in 2 tiles of 128 x 64 (so register_blocked's
   // 32 x 32 tile) and in 133 (its 64-column tile); C of 30 rows or columns in 157 tiles of 32 x
-  // 128 or 128 x 32 (its 32-row and 32-column tiles).
-  const std::vector<std::vector<std::int64_t>> shapes{{1, 300, 7},     {300, 1, 7},     {5, 7, 1},      {33, 31, 129},
-                                                      {129, 257, 9},   {259, 130, 37},  {64, 96, 3000}, {200, 45, 70},
-                                                      {17000, 45, 70}, {30, 20000, 70}, {20000, 30, 70}};
+  // 128 or 128 x 32 (its 32-row and 32-column tiles); few 32 x 32 tiles split to slices of 16
+  // (25 x 176 x 187 in 12, 301 x 1 x 87 in 6: the dispatch takes rung 3 for products under
+  // 2 MiB, skinny shapes too) or in 60 (3 x 58 x 2835).
+  const std::vector<std::vector<std::int64_t>> shapes{
+      {1, 300, 7},   {300, 1, 7},     {5, 7, 1},       {33, 31, 129},   {129, 257, 9},  {259, 130, 37}, {64, 96, 3000},
+      {200, 45, 70}, {17000, 45, 70}, {30, 20000, 70}, {20000, 30, 70}, {25, 176, 187}, {301, 1, 87},   {3, 58, 2835}};
   for (const auto& shape : shapes) {
     for (const auto& g : all_transposes(shape[0], shape[1], shape[2], 1.0f, 0.0f)) check_case(r, g, s);
   }

@@ -516,10 +516,30 @@ foundry::device_properties hopper() {
 
 TEST_CASE("make_gemm_plan takes the skinny rung for vector and skinny products only", "[gemm][plan]") {
   const foundry::device_properties h200 = hopper();
-  for (const std::int64_t small : {1, 2, 8, 16}) {
+  for (const std::int64_t small : {1, 2, 8}) {
     CHECK(foundry::make_gemm_plan(plan_problem<float>(small, 16384, 16384), h200).rung == gemm_rung::skinny);
     CHECK(foundry::make_gemm_plan(plan_problem<float>(16384, small, 16384), h200).rung == gemm_rung::skinny);
   }
+  // fp32 from 9 rows, or under 2 MiB of large operand (max(M, N) x K x 4 bytes), take rung 3.
+  STATIC_REQUIRE(gk::skinny_fp32_gemm_max_rows == 8);
+  STATIC_REQUIRE(gk::skinny_fp32_min_large_bytes == 2 * 1024 * 1024);
+  for (const std::int64_t small : {9, 16}) {
+    CHECK(foundry::make_gemm_plan(plan_problem<float>(small, 16384, 16384), h200).rung == gemm_rung::register_blocked);
+    CHECK(foundry::make_gemm_plan(plan_problem<float>(16384, small, 16384), h200).rung == gemm_rung::register_blocked);
+  }
+  CHECK(foundry::make_gemm_plan(plan_problem<float>(4, 16384, 32), h200).rung == gemm_rung::skinny);  // 2 MiB
+  CHECK(foundry::make_gemm_plan(plan_problem<float>(4, 16384, 31), h200).rung == gemm_rung::register_blocked);
+  CHECK(foundry::make_gemm_plan(plan_problem<float>(32768, 1, 16), h200).rung == gemm_rung::skinny);
+  CHECK(foundry::make_gemm_plan(plan_problem<float>(32767, 1, 16), h200).rung == gemm_rung::register_blocked);
+  CHECK(foundry::make_gemm_plan(plan_problem<float>(1283, 3, 31), h200).rung == gemm_rung::register_blocked);
+  // 16-bit inputs: from 1 MiB of large operand on the tensor-core kernel (4 rows along n here),
+  // however small on the CUDA-core one: A^T streamed along k with scalar loads (lda 31), or one row.
+  STATIC_REQUIRE(gk::skinny_mma_min_large_bytes == 1024 * 1024);
+  CHECK(foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(4, 16384, 32), h200).rung == gemm_rung::skinny);
+  CHECK(foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(4, 16384, 31), h200).rung != gemm_rung::skinny);
+  CHECK(foundry::make_gemm_plan(plan_problem<__half>(1283, 3, 31, false, true), h200).rung != gemm_rung::skinny);
+  CHECK(foundry::make_gemm_plan(plan_problem<__half>(1283, 3, 31), h200).rung == gemm_rung::skinny);
+  CHECK(foundry::make_gemm_plan(plan_problem<__half>(1, 300, 31), h200).rung == gemm_rung::skinny);
   for (const std::int64_t small : {1, 5, 8}) {
     CHECK(foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(small, 16384, 16384), h200).rung == gemm_rung::skinny);
     CHECK(foundry::make_gemm_plan(plan_problem<__half>(16384, small, 4097, false, false), h200).rung ==
@@ -559,7 +579,7 @@ TEST_CASE("the skinny plan names its tile, split and orientation", "[gemm][plan]
   // Row buckets: 1, half, all of skinny_max_rows on the CUDA cores; 8 on the tensor cores
   // (16-bit, 2 to 8 rows), which say so, and 16 or 32 there when the rung is named.
   CHECK(foundry::make_gemm_plan(plan_problem<float>(3, 4096, 4096), h200).block_m == 8);
-  CHECK(foundry::make_gemm_plan(plan_problem<float>(9, 4096, 4096), h200).block_m == 16);
+  CHECK(foundry::make_gemm_plan(plan_problem<float>(9, 4096, 4096), gemm_rung::skinny, 132).block_m == 16);
   CHECK(foundry::make_gemm_plan(plan_problem<__half>(1, 4096, 4096), h200).block_m == 1);
   // 8 rows over 4096 x 4096: 16 tiles of 256 columns x 16 slices fill less than half the 528
   // slots, so the warps share K: 64 tiles of 64 columns x 8 slices of 512.
@@ -588,6 +608,9 @@ TEST_CASE("the skinny plan names its tile, split and orientation", "[gemm][plan]
 
 TEST_CASE("the skinny plan cuts a long K into slices of a few hundred when the column tiles are few", "[gemm][plan]") {
   const foundry::device_properties h200 = hopper();
+  // The rung named: foundry::gemm takes rung 3 for fp32 from 9 rows and under 2 MiB of large
+  // operand, and the tiled rungs for 16-bit products under 1 MiB on the tensor-core kernel.
+  const auto skinny_plan = [](const auto& q) { return foundry::make_gemm_plan(q, gemm_rung::skinny, 132); };
   // 3 x 58 x 2835 bf16, A "cn" (column-major, lda 5), B "ct" (column-major n x k transposed,
   // ld 59): along n on the tensor cores. The warps' own tiles: one of 256 columns (4 warps x
   // 64) in 10 slices, 10 blocks of 528 slots; so the warps share K: one tile of 64 columns in
@@ -595,13 +618,14 @@ TEST_CASE("the skinny plan cuts a long K into slices of a few hundred when the c
   // slices 8.4 us, the 18 of 160 that rounds for each warp gave 9.1).
   auto sweep = plan_problem<__nv_bfloat16>(3, 58, 2835, false, true);
   sweep.lda = 5, sweep.ldb = 59;
-  const foundry::gemm_plan cn_ct = foundry::make_gemm_plan(sweep, h200);
+  const foundry::gemm_plan cn_ct = skinny_plan(sweep);
+  CHECK(foundry::make_gemm_plan(sweep, h200).rung != gemm_rung::skinny);  // 0.3 MiB
   CHECK((cn_ct.rung == gemm_rung::skinny && cn_ct.block_m == 8 && cn_ct.block_n == 64));
   CHECK((cn_ct.split_k == 45 && cn_ct.k_per_split == 64 && cn_ct.workspace_bytes == 45u * 3u * 58u * sizeof(float)));
   CHECK(cn_ct.describe().rfind("skinny 8x64x512, 1 stage, 4 block/SM, split-K 45 x 64 (", 0) == 0);
   CHECK(std::string(cn_ct.why).find("sharing K") != std::string::npos);
   // The aligned row-major variant: the same plan.
-  const foundry::gemm_plan rn = foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(3, 58, 2835), h200);
+  const foundry::gemm_plan rn = skinny_plan(plan_problem<__nv_bfloat16>(3, 58, 2835));
   CHECK((rn.block_n == 64 && rn.split_k == 45 && rn.k_per_split == 64));
   // B column-major with ld 2835 (scalar loads along k): the CUDA cores, two tiles of 32
   // columns for 264 slots; rounds of 512 k (two steps of 256, 8 k a lane): 6 x 512. With ld
@@ -612,7 +636,7 @@ TEST_CASE("the skinny plan cuts a long K into slices of a few hundred when the c
   const foundry::gemm_plan ck = foundry::make_gemm_plan(column_b, h200);
   CHECK((ck.block_m == 4 && ck.block_n == 32 && ck.split_k == 6 && ck.k_per_split == 512));
   column_b.ldb = 2840;
-  const foundry::gemm_plan ck_mma = foundry::make_gemm_plan(column_b, h200);
+  const foundry::gemm_plan ck_mma = skinny_plan(column_b);
   CHECK((ck_mma.block_m == 8 && ck_mma.block_n == 32 && ck_mma.split_k == 9 && ck_mma.k_per_split == 320));
   // 82 x 14 x 11373 fp32, solved as C^T (14 rows of 16). A column-major: along n, one tile,
   // rounds of 16, slices of two rounds a warp at least (32): 355 slices wanted, the 256 of
@@ -622,12 +646,12 @@ TEST_CASE("the skinny plan cuts a long K into slices of a few hundred when the c
   // row-major: along k, three tiles, rounds of 128: 44 slices wanted, 259 deep rounded to
   // 384: 30.
   auto column_a = plan_problem<float>(82, 14, 11373, false, true);
-  const foundry::gemm_plan tall_n = foundry::make_gemm_plan(column_a, h200);
+  const foundry::gemm_plan tall_n = skinny_plan(column_a);
   CHECK((tall_n.block_m == 16 && tall_n.block_n == 128 && tall_n.split_k == 237 && tall_n.k_per_split == 48));
   column_a.lda = 84;
-  const foundry::gemm_plan tall_n_vector = foundry::make_gemm_plan(column_a, h200);
+  const foundry::gemm_plan tall_n_vector = skinny_plan(column_a);
   CHECK((tall_n_vector.block_n == 128 && tall_n_vector.split_k == 237 && tall_n_vector.k_per_split == 48));
-  const foundry::gemm_plan tall_k = foundry::make_gemm_plan(plan_problem<float>(82, 14, 11373), h200);
+  const foundry::gemm_plan tall_k = skinny_plan(plan_problem<float>(82, 14, 11373));
   CHECK((tall_k.block_n == 32 && tall_k.split_k == 30 && tall_k.k_per_split == 384));
   // At most 256 slices however long K (3907 deep rounded to 3936: 255).
   const foundry::gemm_plan deep = foundry::make_gemm_plan(plan_problem<float>(1, 16, 1000000), h200);
@@ -636,10 +660,10 @@ TEST_CASE("the skinny plan cuts a long K into slices of a few hundred when the c
   // 8 rows), so no split below K = 128, and 2 x 100 x 511 in 511 / 64 = 7 slices wanted, 73
   // deep rounded up to 96: 6. (301 x 1 x 87 with A row-major is solved as C^T along k, whose
   // slices are 256 deep at least: no split either.)
-  CHECK(foundry::make_gemm_plan(plan_problem<float>(301, 1, 87), h200).split_k == 1);
-  CHECK(foundry::make_gemm_plan(plan_problem<float>(2, 100, 127), h200).split_k == 1);
-  CHECK(foundry::make_gemm_plan(plan_problem<float>(2, 100, 128), h200).split_k == 2);
-  const foundry::gemm_plan short_k = foundry::make_gemm_plan(plan_problem<float>(2, 100, 511), h200);
+  CHECK(skinny_plan(plan_problem<float>(301, 1, 87)).split_k == 1);
+  CHECK(skinny_plan(plan_problem<float>(2, 100, 127)).split_k == 1);
+  CHECK(skinny_plan(plan_problem<float>(2, 100, 128)).split_k == 2);
+  const foundry::gemm_plan short_k = skinny_plan(plan_problem<float>(2, 100, 511));
   CHECK((short_k.split_k == 6 && short_k.k_per_split == 96));
 }
 
@@ -665,7 +689,8 @@ TEST_CASE("the skinny plan keeps the split of large skinny shapes", "[gemm][plan
   const foundry::gemm_plan small = foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(2, 5851, 224), h200);
   CHECK((small.block_n == 64 && small.split_k == 4 && small.k_per_split == 64 &&
          std::string(small.why).find("sharing K") != std::string::npos));
-  CHECK(foundry::make_gemm_plan(plan_problem<float>(16, 16384, 16384), h200).split_k == 4);
+  // 16 fp32 rows, named (foundry::gemm takes rung 3 from 9).
+  CHECK(foundry::make_gemm_plan(plan_problem<float>(16, 16384, 16384), gemm_rung::skinny, 132).split_k == 4);
   CHECK(foundry::make_gemm_plan(plan_problem<float>(1, 32768, 16384), h200).split_k == 2);
   CHECK(foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(16384, 1, 16384), h200).split_k == 1);  // 512 tiles
 }
@@ -675,26 +700,27 @@ TEMPLATE_TEST_CASE(
     "grid is small",
     "[gemm][plan]", float, __nv_bfloat16) {
   // As 301x1x87_rt_ct_p2_5_3 of the sweep, which is solved as C^T (B is A as stored, 87 x 301
-  // with ld 303): here the 1 x 301 product with that B directly.
-  const foundry::device_properties h200 = hopper();
+  // with ld 303): here the 1 x 301 product with that B directly. The rung is named: foundry::gemm
+  // takes rung 3 for fp32 products under 2 MiB of large operand.
+  const auto skinny_plan = [](const auto& q) { return foundry::make_gemm_plan(q, gemm_rung::skinny, 132); };
   constexpr int elements = gk::skinny_elements_per_load<TestType>;
   auto p = plan_problem<TestType>(1, 301, 87);
   p.ldb = 303;
-  const foundry::gemm_plan scalar = foundry::make_gemm_plan(p, h200);
+  const foundry::gemm_plan scalar = skinny_plan(p);
   INFO(scalar.describe());
   CHECK((scalar.rung == gemm_rung::skinny && scalar.block_m == 1 && scalar.block_n == 64 && scalar.split_k == 1));
   CHECK(gk::skinny_policy::split_unit_k(true, 1, elements, true) == 64);  // 4 warps x 16 rows in flight
   p.ldb = 304;                                                            // a multiple of 8: vectors
-  const foundry::gemm_plan vector = foundry::make_gemm_plan(p, h200);
+  const foundry::gemm_plan vector = skinny_plan(p);
   CHECK(vector.block_n == 32 * elements);
   p.b = p.b + 1;  // the base off the vector's alignment: scalars again
-  CHECK(foundry::make_gemm_plan(p, h200).block_n == 64);
+  CHECK(skinny_plan(p).block_n == 64);
   // A large grid keeps the wide layout, whose warps hold twice the bytes in flight: 1 x 16384
   // x 16384 with ldb off by 3 as 64 (bf16) or 128 (fp32) tiles split 8 or 4 (512 blocks); the
   // narrow layout would make as many.
   auto large = plan_problem<TestType>(1, 16384, 16384);
   large.ldb = 16387;
-  const foundry::gemm_plan wide = foundry::make_gemm_plan(large, h200);
+  const foundry::gemm_plan wide = skinny_plan(large);
   INFO(wide.describe());
   CHECK((wide.block_n == 32 * elements && wide.split_k == elements));
   CHECK(gk::skinny_policy::prefers_narrow(5, 6, 528));
@@ -706,9 +732,9 @@ TEMPLATE_TEST_CASE(
     // more than the narrow layout's 5, so they stay.
     auto rows16 = plan_problem<float>(16, 301, 31);
     rows16.ldb = 302;
-    CHECK(foundry::make_gemm_plan(rows16, h200).block_n == 64);
+    CHECK(skinny_plan(rows16).block_n == 64);
     rows16.k = 87;
-    const foundry::gemm_plan split = foundry::make_gemm_plan(rows16, h200);
+    const foundry::gemm_plan split = skinny_plan(rows16);
     INFO(split.describe());
     CHECK((split.block_n == 128 && split.split_k == 2 && split.k_per_split == 48));
   }

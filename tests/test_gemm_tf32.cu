@@ -235,13 +235,13 @@ TEST_CASE("a TF32 plan keeps to the fp32 path where copying would cost more than
   const foundry::device_properties h200 = device_of(90);
   // 64^3 with a row-major B: the copy's launch costs more than the product (gemm_pack_policy).
   const foundry::gemm_plan tiny = foundry::make_gemm_plan(tf32_problem(64, 64, 64), h200);
-  CHECK((tiny.rung == gemm_rung::register_blocked && !tiny.tf32 && !tiny.pack_b && tiny.workspace_bytes == 0));
+  CHECK((tiny.rung == gemm_rung::register_blocked && !tiny.tf32 && !tiny.pack_b && tiny.pack_bytes == 0));
   if (gk::gemm_wgmma_built) CHECK(contains(tiny.why, "TF32 asked for, but"));
   // The same product K-major and aligned needs no copy: TF32 on one block tile.
   if (gk::gemm_wgmma_built) CHECK(foundry::make_gemm_plan(k_major(tf32_problem(64, 64, 64)), h200).tf32);
   // 64 x 4096 x 4096: B's copy would move 128 MiB for a 2 GFLOP product.
   CHECK_FALSE(foundry::make_gemm_plan(tf32_problem(64, 4096, 4096), h200).tf32);
-  // Skinny (M <= 16) and K = 0 keep their own rungs.
+  // Skinny (M <= 8, 2 MiB of large operand or more) and K = 0 keep their own rungs.
   CHECK(foundry::make_gemm_plan(k_major(tf32_problem(8, 16384, 16384)), h200).rung == gemm_rung::skinny);
   CHECK(foundry::make_gemm_plan(k_major(tf32_problem(4096, 4096, 0)), h200).rung == gemm_rung::naive);
 }

@@ -503,7 +503,8 @@ matrix_view<const std::remove_const_t<T>> as_const_view(const matrix_view<T>& x)
 
 /// The plan `gemm` follows for `p` on `device` (`gemm` passes the device of its stream): naive for
 /// K = 0 (C = beta * C is one pass over C), the skinny rung where M or N is small
-/// (`gemm_kernels::skinny_shape`: at most 16 for fp32 inputs, 8 for 16-bit ones on sm_80+), else
+/// (`gemm_kernels::skinny_shape`: at most 8, on sm_80+ for 16-bit inputs, with 2 MiB of large
+/// operand or more for fp32 inputs, 1 MiB for 16-bit ones on the tensor-core kernel), else
 /// the best rung for the types (`best_gemm_rung`), with automatic split-K. For 16-bit
 /// inputs, operands whose rows are off 16-byte boundaries (which would keep the rung off
 /// its fast kernel) are packed into the workspace first where the copy is cheap next to

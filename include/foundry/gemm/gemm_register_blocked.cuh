@@ -94,6 +94,16 @@ struct register_blocked_policy {
   /// every K lost on the K = 51 to 139 rows (608 x 118 x 51 0.96 -> 0.82), so shorter K keeps 64.
   static constexpr std::int64_t deep_k_min_k_per_split = 16;
   static constexpr std::int64_t deep_k_from = 512;  ///< see deep_k_min_k_per_split
+  /// Where the tiles would fill at most a quarter of the SMs and K is at least
+  /// `min_k_per_split`, slices as shallow as one step (8): nearly every SM would otherwise
+  /// wait, and each step saved is ~0.3 us of a latency-bound chain. H100, session 27's plan
+  /// space (timed as the sweep's rows), 32 x 32 tiles: 25 x 176 x 187 (6 tiles) 7.8 us in 2
+  /// slices of 96 (this rule's 64-deep floor), 5.7 in 12 of 16, 4.5 in 24 of 8; 301 x 1 x 87
+  /// (10 tiles) 4.2 in 6 of 16. A short K keeps its floor: 9 x 570 x 26 (18 tiles) ran 3.5
+  /// unsplit, 3.8 in 2 slices; so do grids of more tiles (608 x 118 x 51, 76 tiles: 4.5
+  /// unsplit, 4.9-5.2 split). The small tile's alone: the larger ones stand only where their
+  /// blocks fill more than half the SMs (`register_blocked_plan_for_shape`).
+  static constexpr std::int64_t few_tiles_min_k_per_split = block_m * block_n <= 32 * 32 ? block_k : min_k_per_split;
   /// Most slices of an automatic split where C has at most `max_splits_max_c_elements`
   /// elements, as rung 5's `wgmma_policy::max_splits`; a larger C keeps
   /// `default_max_auto_splits` (16).
@@ -396,12 +406,16 @@ template <class Policy = register_blocked_default_policy>
   gemm_plan plan = foundry::detail::plan_with_policy<Policy>(gemm_rung::register_blocked, "fp32 inputs");
   const std::int64_t most =
       detail::max_auto_splits_for(p.m, p.n, Policy::max_splits, Policy::max_splits_max_c_elements);
-  detail::record_split(
-      plan,
-      plan_split_k_for_tiles(
-          p.m, p.n, p.k, Policy::block_m, Policy::block_n, Policy::block_k, Policy::min_blocks_per_sm, requested,
-          sm_count, p.k >= Policy::deep_k_from ? Policy::deep_k_min_k_per_split : Policy::min_k_per_split, most),
-      p);
+  const std::int64_t tiles =
+      ceil_div<std::int64_t>(p.m, Policy::block_m) * ceil_div<std::int64_t>(p.n, Policy::block_n);
+  const std::int64_t shallowest = p.k >= Policy::deep_k_from ? Policy::deep_k_min_k_per_split
+                                  : 4 * tiles <= sm_count && p.k >= Policy::min_k_per_split
+                                      ? Policy::few_tiles_min_k_per_split
+                                      : Policy::min_k_per_split;
+  detail::record_split(plan,
+                       plan_split_k_for_tiles(p.m, p.n, p.k, Policy::block_m, Policy::block_n, Policy::block_k,
+                                              Policy::min_blocks_per_sm, requested, sm_count, shallowest, most),
+                       p);
   return plan;
 }
 

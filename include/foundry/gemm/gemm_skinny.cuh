@@ -9,10 +9,14 @@
 /// there, for every input type) run ~51 TFLOP/s: the two meet at m = 51 / (2 * 1.05) ~ 24
 /// for fp32 inputs and ~ 12 for 16-bit ones. `skinny_max_rows` stops at two thirds of
 /// that (16 and 8), leaving issue slots for the loads, the conversions and the
-/// shared-memory reads of A; beyond it the tiled rungs win. 16-bit inputs with 2 rows or
-/// more take the tensor-core kernel of gemm_skinny_mma.cuh instead, where the arithmetic
-/// no longer competes with the loads, unless their large operand is read along k with
-/// scalar loads (`skinny_uses_mma`); a 16-bit vector (one row) stays here.
+/// shared-memory reads of A; beyond it the tiled rungs win. On the H100 rung 3 won from 9
+/// fp32 rows already, and on small problems, so `foundry::gemm` takes fp32 products here
+/// only up to 8 rows and from 2 MiB of large operand (`skinny_fp32_gemm_max_rows`), and
+/// 16-bit ones for the tensor-core kernel from 1 MiB (`skinny_mma_min_large_bytes`).
+/// 16-bit inputs with 2 rows or more take the tensor-core kernel of gemm_skinny_mma.cuh
+/// instead, where the arithmetic no longer competes with the loads, unless their large
+/// operand is read along k with scalar loads (`skinny_uses_mma`); a 16-bit vector (one
+/// row) stays here.
 ///
 /// - **Orientation.** The small side becomes the rows: when n < m the kernel solves
 ///   C^T = B^T A^T (`skinny_orient`), so the large operand is always the kernel's B,
@@ -190,19 +194,62 @@ struct skinny_policy {
   static constexpr std::int64_t max_splits = 256;
 };
 
-/// The most rows of the small side for which `foundry::gemm` picks the skinny rung:
-/// 16 for fp32 inputs, 8 for 16-bit ones, two thirds of where the H200's fp32 FMA rate
-/// meets its memory bandwidth (the file comment gives the arithmetic). The tensor-core
+/// The most rows of the small side that the skinny kernels hold, and for 16-bit inputs the
+/// most for which `foundry::gemm` picks the rung (fp32: `skinny_fp32_gemm_max_rows`): 16 for
+/// fp32 inputs, 8 for 16-bit ones, two thirds of where the H200's fp32 FMA rate meets its
+/// memory bandwidth (the file comment gives the arithmetic). The tensor-core
 /// kernel measured no better than the tiled rungs beyond 8 (H100, session 13: 9 to 32
 /// rows 0.23-0.94x of them, 1.08x at 16384 x 16 x 16384 alone).
 template <class In>
 inline constexpr int skinny_max_rows = std::is_same_v<In, float> ? 16 : 8;
 
+/// The most rows of the small side for which `foundry::gemm` takes the skinny rung for fp32
+/// inputs (the kernels hold up to `skinny_max_rows<float>`, 16, where the rung is named), and
+/// the fewest bytes of the large operand. H100, session 27's plan space (timed as the sweep's
+/// rows), against rung 3's plan:
+/// - 9 to 16 rows do 9 to 16 FMAs per 4 bytes read, and the FMAs bound the kernel: 16384 x 16
+///   x 16384 682 us against 586 (cuBLAS 540), 15992 x 9 x 14282 637 against 614, 29 x 13 x
+///   2378 8.4 against 5.7; 12 x 470 x 7800 gave 15.0 against 16.1 the other way.
+/// - Under 2 MiB of large operand a call is its latency: 1283 x 3 x 31 4.2 us against 3.3,
+///   492 x 2 x 10 3.4 against 2.6, 301 x 1 x 87 5.0 against 4.2, 3 x 58 x 2835 (0.6 MiB) 7.8
+///   against 5.6. From 5 MiB the kernel streams and wins: 2 x 5851 x 224 6.2 against 7.7.
+/// In the sweep (session 28, main and the rule alternated in each of two calls) fp32's
+/// geometric mean went from 1.086 to 1.136 of cuBLAS, and from 1.075 to 1.125.
+inline constexpr int skinny_fp32_gemm_max_rows = 8;
+inline constexpr std::int64_t skinny_fp32_min_large_bytes = std::int64_t{2} << 20;  ///< see above
+
+/// The fewest bytes of large operand for which `foundry::gemm` gives a 16-bit product to the
+/// tensor-core skinny kernel (gemm_skinny_mma.cuh); a smaller one takes the tiled rungs, where
+/// the call costs less. H100, session 28, the bf16 and fp16 sweeps of main and of the rule
+/// alternated in one call: 1283 x 3 x 31 5.5 -> 3.9 us (cuBLAS 3.5 fp16), 492 x 2 x 10 4.5 ->
+/// 3.9, 3 x 58 x 2835 (0.3 MiB) 7.8 -> 6.6 bf16, 7.2 -> 6.6 fp16; 21 x 5 x 1 3.2 -> 3.7 the
+/// other way. From 2.6 MB the kernel wins: 2 x 5851 x 224 6.7 us against rung 4's 8.2
+/// (session 27's plan space). The CUDA-core kernel (one row, or scalar loads along k) keeps
+/// small products: 2 x 28 x 177 ran 3.5 us there, 4.2 on rung 4.
+inline constexpr std::int64_t skinny_mma_min_large_bytes = std::int64_t{1} << 20;
+
 /// Whether `foundry::gemm` takes the skinny rung for `p`: K >= 1 and min(M, N) at most
-/// `skinny_max_rows<In>` (K = 0 is C = beta * C, the naive rung's one pass).
+/// `skinny_max_rows<In>` (K = 0 is C = beta * C, the naive rung's one pass), unless C is
+/// empty: for fp32 inputs at most `skinny_fp32_gemm_max_rows` with a large operand
+/// (max(M, N) x K) of at least `skinny_fp32_min_large_bytes`; for 16-bit ones a large operand
+/// of at least `skinny_mma_min_large_bytes` where the tensor-core kernel would run it
+/// (`skinny_uses_mma`).
 template <class In, class Out>
-[[nodiscard]] constexpr bool skinny_shape(const gemm_problem<In, Out>& p) noexcept {
-  return p.k > 0 && std::min(p.m, p.n) <= skinny_max_rows<In>;
+[[nodiscard]] bool skinny_shape(const gemm_problem<In, Out>& p) noexcept {
+  const std::int64_t rows = std::min(p.m, p.n), large = std::max(p.m, p.n);
+  if (p.k <= 0 || rows > skinny_max_rows<In>) return false;
+  if (rows == 0) return true;
+  // Whether the large operand holds at least `bytes`, without forming its size (no overflow).
+  const auto holds = [&p, large](std::int64_t bytes) {
+    return p.k >= ceil_div<std::int64_t>(bytes / static_cast<std::int64_t>(sizeof(In)), large);
+  };
+  if constexpr (std::is_same_v<In, float>) {
+    return rows <= skinny_fp32_gemm_max_rows && holds(skinny_fp32_min_large_bytes);
+  } else if constexpr (std::is_same_v<Out, float>) {
+    return holds(skinny_mma_min_large_bytes) || !skinny_uses_mma(detail::skinny_orient(p));
+  } else {
+    return true;
+  }
 }
 
 namespace detail {
