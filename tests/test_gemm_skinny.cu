@@ -504,6 +504,14 @@ foundry::gemm_problem<In, float> plan_problem(std::int64_t m, std::int64_t n, st
   return p;
 }
 
+// The skinny rung's own plan for `p` on 132 SMs, the rung named: foundry::gemm takes rung 3 for
+// fp32 products from 9 rows or under 2 MiB of large operand, and the tiled rungs for 16-bit ones
+// under 1 MiB on the tensor-core kernel, so the skinny plans of such shapes are asked for by name.
+template <class In>
+foundry::gemm_plan skinny_plan(const foundry::gemm_problem<In, float>& p) {
+  return foundry::make_gemm_plan(p, gemm_rung::skinny, 132);
+}
+
 foundry::device_properties hopper() {
   foundry::device_properties d;
   d.compute_capability_major = 9;
@@ -579,7 +587,7 @@ TEST_CASE("the skinny plan names its tile, split and orientation", "[gemm][plan]
   // Row buckets: 1, half, all of skinny_max_rows on the CUDA cores; 8 on the tensor cores
   // (16-bit, 2 to 8 rows), which say so, and 16 or 32 there when the rung is named.
   CHECK(foundry::make_gemm_plan(plan_problem<float>(3, 4096, 4096), h200).block_m == 8);
-  CHECK(foundry::make_gemm_plan(plan_problem<float>(9, 4096, 4096), gemm_rung::skinny, 132).block_m == 16);
+  CHECK(skinny_plan(plan_problem<float>(9, 4096, 4096)).block_m == 16);
   CHECK(foundry::make_gemm_plan(plan_problem<__half>(1, 4096, 4096), h200).block_m == 1);
   // 8 rows over 4096 x 4096: 16 tiles of 256 columns x 16 slices fill less than half the 528
   // slots, so the warps share K: 64 tiles of 64 columns x 8 slices of 512.
@@ -608,9 +616,6 @@ TEST_CASE("the skinny plan names its tile, split and orientation", "[gemm][plan]
 
 TEST_CASE("the skinny plan cuts a long K into slices of a few hundred when the column tiles are few", "[gemm][plan]") {
   const foundry::device_properties h200 = hopper();
-  // The rung named: foundry::gemm takes rung 3 for fp32 from 9 rows and under 2 MiB of large
-  // operand, and the tiled rungs for 16-bit products under 1 MiB on the tensor-core kernel.
-  const auto skinny_plan = [](const auto& q) { return foundry::make_gemm_plan(q, gemm_rung::skinny, 132); };
   // 3 x 58 x 2835 bf16, A "cn" (column-major, lda 5), B "ct" (column-major n x k transposed,
   // ld 59): along n on the tensor cores. The warps' own tiles: one of 256 columns (4 warps x
   // 64) in 10 slices, 10 blocks of 528 slots; so the warps share K: one tile of 64 columns in
@@ -690,7 +695,7 @@ TEST_CASE("the skinny plan keeps the split of large skinny shapes", "[gemm][plan
   CHECK((small.block_n == 64 && small.split_k == 4 && small.k_per_split == 64 &&
          std::string(small.why).find("sharing K") != std::string::npos));
   // 16 fp32 rows, named (foundry::gemm takes rung 3 from 9).
-  CHECK(foundry::make_gemm_plan(plan_problem<float>(16, 16384, 16384), gemm_rung::skinny, 132).split_k == 4);
+  CHECK(skinny_plan(plan_problem<float>(16, 16384, 16384)).split_k == 4);
   CHECK(foundry::make_gemm_plan(plan_problem<float>(1, 32768, 16384), h200).split_k == 2);
   CHECK(foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(16384, 1, 16384), h200).split_k == 1);  // 512 tiles
 }
@@ -700,9 +705,7 @@ TEMPLATE_TEST_CASE(
     "grid is small",
     "[gemm][plan]", float, __nv_bfloat16) {
   // As 301x1x87_rt_ct_p2_5_3 of the sweep, which is solved as C^T (B is A as stored, 87 x 301
-  // with ld 303): here the 1 x 301 product with that B directly. The rung is named: foundry::gemm
-  // takes rung 3 for fp32 products under 2 MiB of large operand.
-  const auto skinny_plan = [](const auto& q) { return foundry::make_gemm_plan(q, gemm_rung::skinny, 132); };
+  // with ld 303): here the 1 x 301 product with that B directly, the rung named.
   constexpr int elements = gk::skinny_elements_per_load<TestType>;
   auto p = plan_problem<TestType>(1, 301, 87);
   p.ldb = 303;
