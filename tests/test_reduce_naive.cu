@@ -76,3 +76,12 @@ TEST_CASE("naive reductions reject a null input with elements and an empty outpu
   REQUIRE_THROWS_AS(foundry::naive::reduce_sum_sequential(input, no_output, unused_stream()), std::invalid_argument);
   REQUIRE_THROWS_AS(foundry::naive::reduce_sum_warp_shuffle(input, no_output, unused_stream()), std::invalid_argument);
 }
+
+TEST_CASE("the atomic rung refuses the null stream before it enqueues anything") {
+  // Its memset of the output comes before the launch; on the null handle it would land on the
+  // legacy default stream (a cuda_error on a machine without a GPU) before launch refused it.
+  cuda::std::span<float> input(fake_pointer<float>(), 10);
+  cuda::std::span<float> output(fake_pointer<float>(), 1);
+  REQUIRE_THROWS_WITH(foundry::naive::reduce_sum_atomic(input, output, cuda::stream_ref{}),
+                      Catch::Contains("null handle"));
+}

@@ -27,6 +27,7 @@
 #include <foundry/launch/launch.cuh>
 #include <foundry/launch/launch_config.cuh>
 #include <foundry/memory/device_buffer.cuh>
+#include <foundry/runtime/stream.cuh>
 #include <foundry/util/nvtx.cuh>
 
 #include <cuda_runtime_api.h>
@@ -155,6 +156,7 @@ void reduce_sum_atomic(cuda::std::span<In, InExtent> in, cuda::std::span<T, OutE
   static_assert(std::is_same_v<std::remove_const_t<In>, T>, "naive reductions accumulate in the input type");
   FOUNDRY_NVTX_FUNCTION_RANGE();
   detail::expect_reduce_arguments(in, out);
+  foundry::detail::expect_explicit_stream(s);  // before the memset, which would land on the legacy stream
   {
     const device_guard on_stream_device(stream_device(s.get()));  // as launch does
     FOUNDRY_CUDA_TRY(cudaMemsetAsync(out.data(), 0, sizeof(T), s.get()));
