@@ -249,6 +249,8 @@ TEST_CASE("ldmatrix row addresses give every lane its mma.m16n8k16 A fragment", 
   SECTION("K-contiguous A (ldmatrix)") { check_a_tile<true, policy::block_m, policy::block_k>(); }
   SECTION("M-contiguous A (ldmatrix.trans)") { check_a_tile<false, policy::block_m, policy::block_k>(); }
   SECTION("fallback tile") { check_a_tile<true, fallback::block_m, fallback::block_k>(); }
+  using small = gk::tensor_core_small_fallback_policy;
+  SECTION("small fallback tile") { check_a_tile<true, small::block_m, small::block_k>(); }
 }
 
 TEST_CASE("ldmatrix row addresses give every lane its mma.m16n8k16 B fragments", "[gemm][tensor_core]") {
@@ -257,6 +259,8 @@ TEST_CASE("ldmatrix row addresses give every lane its mma.m16n8k16 B fragments",
   SECTION("N-contiguous B (ldmatrix.trans)") { check_b_tile<false, policy::block_n, policy::block_k>(); }
   SECTION("K-contiguous B (ldmatrix)") { check_b_tile<true, policy::block_n, policy::block_k>(); }
   SECTION("fallback tile") { check_b_tile<true, fallback::block_n, fallback::block_k>(); }
+  using small = gk::tensor_core_small_fallback_policy;
+  SECTION("small fallback tile") { check_b_tile<true, small::block_n, small::block_k>(); }
 }
 
 TEST_CASE("other tile widths keep ldmatrix conflict-free and correct", "[gemm][tensor_core]") {
@@ -360,6 +364,27 @@ TEST_CASE("gemm_tensor_core splits K only when its block tiles leave SMs idle", 
   CHECK(shallow_splits(512, 512, 2048) == 4);    // 16 tiles: K / 512 binds
   CHECK(shallow_splits(8192, 8192, 1024) == 1);  // 4096 tiles
   CHECK(shallow_splits(1536, 1536, 2048) == 1);  // 144 tiles: every SM has one
+}
+
+TEST_CASE("gemm_tensor_core's fallback takes 32 x 32 tiles where its 64 x 64 grid fills at most half the SMs",
+          "[gemm][tensor_core]") {
+  using small = gk::tensor_core_small_fallback_policy;
+  STATIC_REQUIRE((small::block_m == 32 && small::block_n == 32 && small::warps_m * small::warps_n == 2));
+  // 608 x 118 x 51 with lda 53: 10 x 2 = 20 tiles of 64 x 64 on 132 SMs: 76 of 32 x 32.
+  foundry::gemm_problem<__half, float> p;
+  p.m = 608, p.n = 118, p.k = 51;
+  p.a = reinterpret_cast<const __half*>(std::uintptr_t{4096});
+  p.b = reinterpret_cast<const __half*>(std::uintptr_t{8192});
+  p.c = reinterpret_cast<float*>(std::uintptr_t{16384});
+  p.lda = 53, p.ldb = 118, p.ldc = 118;
+  const foundry::gemm_plan tiny = gk::tensor_core_plan<__half>(p, 0, 132);
+  CHECK((tiny.fallback && tiny.block_m == 32 && tiny.block_n == 32 && tiny.split_k == 1));
+  // On 39 SMs the 20 tiles fill more than half: 64 x 64. A split asked for keeps 64 x 64 too.
+  CHECK((gk::tensor_core_plan<__half>(p, 0, 39).block_m == 64));
+  CHECK((gk::tensor_core_plan<__half>(p, 2, 132).block_m == 64));
+  // 600 x 1000: 160 tiles of 64 x 64.
+  p.m = 600, p.n = 1000, p.ldb = 1000, p.ldc = 1000;
+  CHECK((gk::tensor_core_plan<__half>(p, 0, 132).block_m == 64));
 }
 
 TEST_CASE("gemm_tensor_core's automatic tiling is the 128 x 128 one up to K = 1536", "[gemm][tensor_core]") {
@@ -485,8 +510,10 @@ TEMPLATE_TEST_CASE("gemm_tensor_core's bounds-free steps hand over to the bounde
   }
 }
 
+// The first four take the fallback's 32 x 32 tile (their 64 x 64 grids fill at most half of 132
+// SMs); 600 x 1000 x 40 (160 tiles of 64 x 64) keeps the 64 x 64 one.
 const std::vector<shape>& fallback_shapes() {
-  static const std::vector<shape> shapes{{1, 1, 1}, {17, 33, 65}, {127, 129, 255}, {70, 130, 40}};
+  static const std::vector<shape> shapes{{1, 1, 1}, {17, 33, 65}, {127, 129, 255}, {70, 130, 40}, {600, 1000, 40}};
   return shapes;
 }
 

@@ -183,6 +183,20 @@ struct tensor_core_fallback_policy {
   static constexpr int launch_bounds_blocks_per_sm = 4;
 };
 
+/// The fallback's tile where its 64 x 64 grid would fill at most half the SMs: 32 x 32, 2 x 1
+/// warps of 16 x 32 (the epilogue stages 32 columns a pass), four times the blocks. H100,
+/// session 28: ncu (warm caches) gave 608 x 118 x 51 fp16 7.1 us in 20 blocks of 64 x 64 against
+/// cuBLAS's 4.5 in 76 of 32 x 32, at the same issue rate a scheduler; in the bf16 and fp16
+/// sweeps (against main, both runs of each) every such row ran 25-35% faster: 608 x 118 x 51
+/// 4.9 -> 3.2 us, 1283 x 3 x 31 3.9 -> 2.6, 21 x 5 x 1 3.7 -> 2.7.
+struct tensor_core_small_fallback_policy : tensor_core_fallback_policy {
+  static constexpr int block_m = 32;  ///< rows of the block tile
+  static constexpr int block_n = 32;  ///< columns of the block tile
+  static constexpr int warps_n = 1;   ///< one warp across the 32 columns
+  /// 8 blocks of 64 threads: the same 128-register cap as the 64 x 64 tile's 4 of 128.
+  static constexpr int launch_bounds_blocks_per_sm = 8;
+};
+
 /// Whether `gemm_tensor_core` can run `p` on its fast kernel: `cp.async` moves
 /// 16 bytes (8 elements), so each operand's base must be 16-byte aligned and its
 /// leading dimension a multiple of 8 elements. Any layout (K- or M/N-contiguous)
@@ -702,7 +716,7 @@ template <class Policy = tensor_core_auto_policy>
 /// else the fast kernel with `Policy` (by default the tiling `tensor_core_auto_policy`
 /// picks for K and the device's `shared_memory_optin`, as `tensor_core_picks_shallow_k`)
 /// and its split-K plan (`requested` as `split_k_options::split_k`).
-/// `sm_count()` is called only for a fast-path problem with a non-empty C, after the
+/// `sm_count()` is called only for a non-empty C, after the
 /// checks, so that bad input throws its own error before the device is queried.
 /// Throws `std::invalid_argument` if the grid of block tiles exceeds the device's
 /// limit or (fast path) K needs more than 2^31 - 1 steps of `block_k`.
@@ -715,17 +729,26 @@ template <class In, class Policy = tensor_core_auto_policy, class SmCount>
                : tensor_core_plan<In, tensor_core_policy>(p, requested, sm_count);
   } else {
     if (!gemm_tensor_core_fast_path(p)) {
-      using fallback = tensor_core_fallback_policy;
-      detail::check_tile_grid<fallback>(p.m, p.n);
-      gemm_plan plan = foundry::detail::plan_with_policy<fallback>(
-          gemm_rung::tensor_core, "16-bit inputs; an operand row not on a 16-byte boundary (no cp.async)");
-      plan.fallback = true;
-      if (p.m > 0 && p.n > 0)
-        detail::record_split(
-            plan,
-            plan_split_k_for_tiles(p.m, p.n, p.k, fallback::block_m, fallback::block_n, fallback::block_k,
-                                   fallback::min_blocks_per_sm, requested, sm_count()),
-            p);
+      const auto fallback_plan = [&](auto policy) {
+        using fallback = decltype(policy);
+        detail::check_tile_grid<fallback>(p.m, p.n);
+        gemm_plan plan = foundry::detail::plan_with_policy<fallback>(
+            gemm_rung::tensor_core, "16-bit inputs; an operand row not on a 16-byte boundary (no cp.async)");
+        plan.fallback = true;
+        if (p.m > 0 && p.n > 0)
+          detail::record_split(
+              plan,
+              plan_split_k_for_tiles(p.m, p.n, p.k, fallback::block_m, fallback::block_n, fallback::block_k,
+                                     fallback::min_blocks_per_sm, requested, sm_count()),
+              p);
+        return plan;
+      };
+      gemm_plan plan = fallback_plan(tensor_core_fallback_policy{});
+      const std::int64_t blocks = ceil_div<std::int64_t>(p.m, plan.block_m) *
+                                  ceil_div<std::int64_t>(p.n, plan.block_n) * std::int64_t{plan.split_k};
+      if (p.m > 0 && p.n > 0 && requested == 0 && 2 * blocks <= sm_count()) {
+        plan = fallback_plan(tensor_core_small_fallback_policy{});
+      }
       return plan;
     }
     FOUNDRY_EXPECTS(ceil_div<std::int64_t>(p.k, Policy::block_k) <= std::numeric_limits<int>::max(),
@@ -764,13 +787,21 @@ void launch_tensor_core(const gemm_plan& plan, const gemm_problem<In, float>& p,
     return launch_tensor_core<In, tensor_core_policy>(plan, p, workspace, s);
   } else {
     if (plan.fallback) {
-      launch_config c = detail::tile_grid<tensor_core_fallback_policy>(p.m, p.n, 0);
-      if (p.m <= 0 || p.n <= 0) return;
-      c.grid.y = static_cast<unsigned>(plan.split_k);  // <= max_grid_yz: plan_split_k
-      const detail::split_k_output<In> out(p, plan.split_k, workspace, s);
-      launch(s, c, detail::gemm_tensor_core_fallback_kernel<In, tensor_core_fallback_policy>, out.problem(),
-             plan.k_per_split, out.slice_stride());
-      out.reduce(s);
+      const auto launch_fallback = [&](auto policy) {
+        using fallback = decltype(policy);
+        launch_config c = detail::tile_grid<fallback>(p.m, p.n, 0);
+        if (p.m <= 0 || p.n <= 0) return;
+        c.grid.y = static_cast<unsigned>(plan.split_k);  // <= max_grid_yz: plan_split_k
+        const detail::split_k_output<In> out(p, plan.split_k, workspace, s);
+        launch(s, c, detail::gemm_tensor_core_fallback_kernel<In, fallback>, out.problem(), plan.k_per_split,
+               out.slice_stride());
+        out.reduce(s);
+      };
+      if (plan.block_m == tensor_core_small_fallback_policy::block_m) {
+        launch_fallback(tensor_core_small_fallback_policy{});
+      } else {
+        launch_fallback(tensor_core_fallback_policy{});
+      }
       return;
     }
     using a_tile = detail::operand_tile<true, Policy::block_m, Policy::block_k>;  // same size either layout
