@@ -36,7 +36,7 @@ python3 scripts/bench_report.py "$h100/benchmarks.json" "$h100/runs/session10/2-
   "$h100/runs/session26/s26b-sweep-bf16.json" "$h100/runs/session26/s26b-sweep-fp16.json" \
   "$h100/runs/session28/s28-sweep-bf16.json" "$h100/runs/session28/s28-sweep-fp16.json" \
   "$h100/runs/session28/s28-sweep-fp32.json" "$h100/runs/session29/s29-sweep-bf16.json" \
-  "$h100/runs/session29/s29-sweep-fp16.json" \
+  "$h100/runs/session29/s29-sweep-fp16.json" "$h100/runs/session29/s29-sweep-fp32.json" \
   "${candidates[@]}" \
   --markdown "$h100/report.md" --plot "$h100/roofline.png"
 python3 scripts/update-readme-results.py "$h100/report.md" README.md results-h100

@@ -387,6 +387,45 @@ TEST_CASE(
   STATIC_REQUIRE(gk::min_k_per_split_of<gk::register_blocked_default_policy> == 64);
 }
 
+TEST_CASE("make_gemm_plan gives rung 3 a half tile where the throughput model puts it clearly faster", "[gemm][plan]") {
+  namespace gk = foundry::gemm_kernels;
+  const foundry::device_properties h200 = foundry::test::h200_like(90);
+  // 4228 x 263 x 2646: 34 x 3 tiles of 128 x 128 (263 columns padded to 384) in 2 slices, 204
+  // blocks on 132 SMs; 34 x 5 of 128 x 64 in 3 slices (510 blocks of 528 slots) is modelled at
+  // 0.77 of that. 563 x 2426 x 2931: 5 x 19 in 2 slices, or 9 x 19 of 64 x 128 in 3.
+  const foundry::gemm_plan narrow = foundry::make_gemm_plan(plan_problem<float>(4228, 263, 2646), h200);
+  CHECK(gk::plan_has_policy_tile<gk::register_blocked_short_n_policy>(narrow));
+  CHECK((narrow.split_k == 3 && narrow.k_per_split == 888));
+  // The tile's reason (the plan itself may then copy a misaligned operand, and say so).
+  CHECK(contains(gk::register_blocked_plan_for_shape(plan_problem<float>(4228, 263, 2646), 0, 132).why,
+                 "64-column tiles: modelled"));
+  const foundry::gemm_plan short_m = foundry::make_gemm_plan(plan_problem<float>(563, 2426, 2931), h200);
+  CHECK(gk::plan_has_policy_tile<gk::register_blocked_short_m_policy>(short_m));
+  CHECK((short_m.split_k == 3 && short_m.k_per_split == 984));
+  CHECK(contains(gk::register_blocked_plan_for_shape(plan_problem<float>(563, 2426, 2931), 0, 132).why,
+                 "64-row tiles: modelled"));
+  const auto p = plan_problem<float>(4228, 263, 2646);
+  CHECK(gk::register_blocked_modelled_us(narrow, p, 132) <=
+        gk::register_blocked_wave_policy::clear_gain *
+            gk::register_blocked_modelled_us(gk::register_blocked_plan(p, 0, 132), p, 132));
+  // A split asked for keeps the shape's tile.
+  CHECK(gk::plan_has_policy_tile<gk::register_blocked_default_policy>(gk::register_blocked_plan_for_shape(p, 2, 132)));
+  // The committed shapes, products the model puts within 0.92 of 128 x 128, and products under
+  // 2^31 FLOPs (654 x 3234 x 130: latency-bound steps the model does not see) keep 128 x 128.
+  for (const auto& [m, n, k] : std::vector<std::array<std::int64_t, 3>>{{4096, 4096, 4096},
+                                                                        {1024, 1024, 8192},
+                                                                        {8192, 8192, 1024},
+                                                                        {1000, 1000, 12000},
+                                                                        {9204, 3883, 237},
+                                                                        {16384, 16384, 8},
+                                                                        {654, 3234, 130},
+                                                                        {102, 1461, 554}}) {
+    CAPTURE(m, n, k);
+    CHECK(gk::plan_has_policy_tile<gk::register_blocked_default_policy>(
+        foundry::make_gemm_plan(plan_problem<float>(m, n, k), h200)));
+  }
+}
+
 TEST_CASE("make_gemm_plan takes rung 4 where the wgmma rung cannot describe the operands", "[gemm][plan]") {
   using foundry::gemm_rung;
   auto p = plan_problem<__nv_bfloat16>(96, 80, 64);

@@ -419,11 +419,88 @@ template <class Policy = register_blocked_default_policy>
   return plan;
 }
 
+/// The throughput model with which rung 3 weighs its 64 x 128 and 128 x 64 tiles against the
+/// 128 x 128 one on large products (`register_blocked_plan_for_shape`). A grid's time is its
+/// busiest SM's: ceil(blocks / SMs) blocks of block_m x block_n x (K of a slice) FMAs at the
+/// tile's rate, plus split-K's reduce. The 128 x 128 tile has the most FMAs per byte, but
+/// where it pads C badly or leaves the last wave thin, a half tile's finer grid wins.
+/// H100, session 29's probe of every rung-3 tile and split on the fp32 sweep
+/// (`bench/results/h100/runs/session29/rung3_tile_probe.cu`, timed as the sweep's rows):
+/// 4228 x 263 x 2646 281 -> 225 us in 128 x 64 tiles and 3 slices (cuBLAS 164),
+/// 563 x 2426 x 2931 301 -> 240 in 64 x 128 tiles and 3 slices (cuBLAS 209); the model puts
+/// both at 0.77 of the 128 x 128 plan, and every other product of the sweep from 2^31 FLOPs at
+/// 0.92 or more (none of their alternatives ran faster by more than 2%).
+struct register_blocked_wave_policy {
+  /// Smallest product (2 M N K) the model judges: 2^31, ~50 us at rung 3's 40-48 TFLOP/s,
+  /// long enough for throughput to bind. Smaller ones are latency-bound, which this model
+  /// does not see (102 x 1461 x 554: it picked 64 x 128 in 4 slices, 19.2 us against 16.3).
+  static constexpr double min_flops = 2147483648.0;
+  /// FMAs a microsecond one SM runs in 128 x 128 tiles: 48 TFLOP/s over 132 SMs.
+  static constexpr double fmas_per_sm_us = 1.8e5;
+  /// The 64 x 128 and 128 x 64 tiles' rate against it: 40-45 TFLOP/s against 48 on large squares.
+  static constexpr double half_tile_rate = 0.9;
+  /// Split-K's reduce: its launch, and the bytes a microsecond at which the slices are written
+  /// and read back.
+  static constexpr double reduce_launch_us = 2.0;
+  static constexpr double reduce_bytes_per_us = 2.5e6;  ///< see reduce_launch_us
+  /// A half tile replaces the 128 x 128 plan only where modelled at most this fraction of its time.
+  static constexpr double clear_gain = 0.85;
+};
+
+/// `Model`'s time (`register_blocked_wave_policy`) for rung 3's `plan` of `p` on `sm_count`
+/// SMs, in microseconds: a comparison of plans for one problem, not a prediction.
+template <class Model = register_blocked_wave_policy>
+[[nodiscard]] double register_blocked_modelled_us(const gemm_plan& plan, const gemm_problem<float, float>& p,
+                                                  int sm_count) noexcept {
+  const std::int64_t blocks =
+      ceil_div<std::int64_t>(p.m, plan.block_m) * ceil_div<std::int64_t>(p.n, plan.block_n) * plan.split_k;
+  const auto busiest = static_cast<double>(ceil_div<std::int64_t>(blocks, std::max(sm_count, 1)));
+  const auto depth = static_cast<double>(plan.split_k > 1 ? plan.k_per_split : p.k);
+  const double rate = Model::fmas_per_sm_us * (plan.block_m * plan.block_n == 128 * 128 ? 1.0 : Model::half_tile_rate);
+  double us = busiest * plan.block_m * plan.block_n * depth / rate;
+  if (plan.split_k > 1)
+    us += Model::reduce_launch_us + 2.0 * plan.split_k * static_cast<double>(sizeof(float)) * static_cast<double>(p.m) *
+                                        static_cast<double>(p.n) / Model::reduce_bytes_per_us;
+  return us;
+}
+
+namespace detail {
+
+/// `plan` (rung 3's 128 x 128 plan for `p`, automatic split), or the 64 x 128 or 128 x 64 plan
+/// at 1 to 16 slices that `Model` puts at most `clear_gain` of its time, the fastest such, for
+/// products of at least `min_flops`.
+template <class Model = register_blocked_wave_policy>
+[[nodiscard]] gemm_plan evener_waves(const gemm_plan& plan, const gemm_problem<float, float>& p, int sm_count) {
+  if (2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) < Model::min_flops)
+    return plan;
+  gemm_plan best = plan;
+  double best_us = Model::clear_gain * register_blocked_modelled_us<Model>(plan, p, sm_count);
+  const auto consider = [&](const gemm_plan& candidate, const char* why) {
+    if (const double us = register_blocked_modelled_us<Model>(candidate, p, sm_count); us < best_us) {
+      best = candidate, best_us = us;
+      best.why = why;
+    }
+  };
+  for (const int splits : {1, 2, 3, 4, 6, 8, 12, 16}) {
+    consider(register_blocked_plan<register_blocked_short_m_policy>(p, splits, sm_count),
+             "fp32 inputs, 64-row tiles: modelled to load the SMs more evenly than 128 x 128 (C's padding, the last "
+             "wave)");
+    consider(register_blocked_plan<register_blocked_short_n_policy>(p, splits, sm_count),
+             "fp32 inputs, 64-column tiles: modelled to load the SMs more evenly than 128 x 128 (C's padding, the "
+             "last wave)");
+  }
+  return best;
+}
+
+}  // namespace detail
+
 /// Rung 3's plan with the tile that fits `p`: `register_blocked_short_m32_policy` for C of at
 /// most 32 rows, `register_blocked_short_m_policy` for at most 64, else
 /// `register_blocked_short_n32_policy` for C of at most 32 columns,
 /// `register_blocked_short_n_policy` for at most 64 (where a row tile and a column tile both
-/// fit, the row tile: each pads C to the same area), else the default; and
+/// fit, the row tile: each pads C to the same area), else the default, or where no split is
+/// asked for, a 64 x 128 or 128 x 64 plan that the throughput model puts clearly faster on a
+/// large product (`detail::evener_waves`); and
 /// `register_blocked_small_policy` instead, with its own split, where that tile's blocks (its
 /// tiles times its K slices) fill at most half the SMs, or fewer than all of them with K too
 /// short to split (under two slices of `min_k_per_split`). Grids nearer a full wave keep their
@@ -445,6 +522,7 @@ template <class Policy = register_blocked_default_policy>
     plan.why = "fp32 inputs, C of at most 64 columns: 64-column tiles";
   } else {
     plan = register_blocked_plan(p, requested, sm_count);
+    if (requested == 0) plan = detail::evener_waves(plan, p, sm_count);
   }
   const std::int64_t blocks =
       ceil_div<std::int64_t>(p.m, plan.block_m) * ceil_div<std::int64_t>(p.n, plan.block_n) * plan.split_k;

@@ -1,9 +1,11 @@
 #!/bin/bash
-# Session 29's device calls. The pack in .prebuilt (runs/session22/pack-prebuilt.sh) is main with
-# runs/session28/small-fallback-tile.patch applied (rung 4's fallback in 32 x 32 tiles where its
-# 64 x 64 grid fills at most half the SMs), the same tree the call carries.
-# On an H100 (PHASE unset): the bf16 and fp16 sweeps of main (.probe/sweep_<precision>_main) and
-# of the pack, alternated main/new/new/main; then the whole suite with compute-sanitizer beside
+# Session 29's device calls. The pack in .prebuilt (runs/session22/pack-prebuilt.sh) is built from
+# the tree the call carries: first call, main with runs/session28/small-fallback-tile.patch
+# (rung 4's fallback in 32 x 32 tiles where its 64 x 64 grid fills at most half the SMs); second
+# call, main (c33b338, which holds it) with rung 3's half tiles where its throughput model puts
+# them clearly faster (SWEEP_TYPES=fp32 PROBE=0, SANITIZE_ALL naming the fp32 GEMM binaries).
+# On an H100 (PHASE unset): the bf16 and fp16 sweeps (SWEEP_TYPES) of main
+# (.probe/sweep_<precision>_main) and of the pack, alternated main/new/new/main; then the whole suite with compute-sanitizer beside
 # it (all four tools on SANITIZE_ALL, memcheck on SANITIZE_MEMCHECK), cut at BUDGET seconds.
 # On an H200, PHASE picks the part of the H200 program that this call runs:
 #   check: the whole suite with all four tools on every test binary (the default there);
@@ -28,7 +30,7 @@ export LD_LIBRARY_PATH=$W/.device-deps/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 if [ $PHASE = h100 ]; then
   tar xJf $ROOT/.probe/probe.tar.xz -C $ROOT/.probe || exit 1
   mkdir -p $O/sw
-  for ty in bf16 fp16; do
+  for ty in ${SWEEP_TYPES:-bf16 fp16}; do
     for v in main new new main; do
       bin=$W/build/h200/bench/bench_gemm_sweep_$ty; [ $v != new ] && bin=$ROOT/.probe/sweep_${ty}_$v
       [ -x $bin ] || continue
