@@ -534,7 +534,7 @@ TEMPLATE_TEST_CASE("gemm_tensor_core falls back correctly for leading dimensions
 }
 
 // The fallback splits a deep K as the fast kernel does: automatically (70 x 130 x 2000: 6
-// tiles, 3 slices of 672) and at forced counts, with beta != 0 so that the reduce of the
+// tiles of 64 x 64, 3 slices of 672; run in 15 tiles of 32 x 32 on 132 SMs, in the same slices) and at forced counts, with beta != 0 so that the reduce of the
 // slices must read C once, and a ragged last slice (2000 = 2 x 672 + 656; 5 x 416 + ...).
 TEMPLATE_TEST_CASE("gemm_tensor_core's fallback splits K", "[gpu][gemm][tensor_core]", __nv_bfloat16, __half) {
   for (const bool a_k : {true, false}) {
@@ -605,6 +605,17 @@ TEMPLATE_TEST_CASE("gemm_tensor_core's fallback writes C on and off 32-byte sect
         c.b_n_contiguous = ld_extra % 2 == 0;
         CHECK_FALSE(require_matches<TestType>(c).path);
       }
+    }
+  }
+  // The shapes above take the fallback's 32 x 32 tile on a GPU of 132 SMs; 600 x 1000 x 40 (160
+  // tiles of 64 x 64) keeps the 64 x 64 one, whose staging differs.
+  for (const std::int64_t ld_extra : {0, 3}) {
+    for (const std::int64_t offset : {0, 1}) {
+      gemm_case c = make_gemm_case({600, 1000, 40}, 1.5f, offset == 0 ? 0.0f : 0.5f);
+      c.c_ld_extra = ld_extra;
+      c.c_offset = offset;
+      c.operand_offset = 1;
+      CHECK_FALSE(require_matches<TestType>(c).path);
     }
   }
 }

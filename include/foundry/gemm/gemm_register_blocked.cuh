@@ -445,6 +445,11 @@ struct register_blocked_wave_policy {
   static constexpr double reduce_bytes_per_us = 2.5e6;  ///< see reduce_launch_us
   /// A half tile replaces the 128 x 128 plan only where modelled at most this fraction of its time.
   static constexpr double clear_gain = 0.85;
+  /// Once a half-tile plan is taken, one with more slices (or the other half tile) replaces it
+  /// only where modelled at most this fraction of its time: each slice is a copy of C in
+  /// workspace and in the reduce, for gains of a fraction of a percent in the model otherwise
+  /// (415 x 21352 x 39579 went to 8 slices of 64 x 128 for 0.03%).
+  static constexpr double more_slices_gain = 0.97;
 };
 
 /// `Model`'s time (`register_blocked_wave_policy`) for rung 3's `plan` of `p` on `sm_count`
@@ -475,9 +480,12 @@ template <class Model = register_blocked_wave_policy>
     return plan;
   gemm_plan best = plan;
   double best_us = Model::clear_gain * register_blocked_modelled_us<Model>(plan, p, sm_count);
+  // Candidates come in rising slice counts; each further slice costs a copy of C in workspace,
+  // so a later one must be modelled `more_slices_gain` of the best so far.
+  double gain = 1.0;
   const auto consider = [&](const gemm_plan& candidate, const char* why) {
-    if (const double us = register_blocked_modelled_us<Model>(candidate, p, sm_count); us < best_us) {
-      best = candidate, best_us = us;
+    if (const double us = register_blocked_modelled_us<Model>(candidate, p, sm_count); us < gain * best_us) {
+      best = candidate, best_us = us, gain = Model::more_slices_gain;
       best.why = why;
     }
   };

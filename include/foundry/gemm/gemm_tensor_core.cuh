@@ -800,6 +800,9 @@ void launch_tensor_core(const gemm_plan& plan, const gemm_problem<In, float>& p,
       if (plan.block_m == tensor_core_small_fallback_policy::block_m) {
         launch_fallback(tensor_core_small_fallback_policy{});
       } else {
+        FOUNDRY_EXPECTS(plan.block_m == tensor_core_fallback_policy::block_m,
+                        "gemm: a fallback plan of a tile that no kernel is built for: " + std::to_string(plan.block_m) +
+                            " x " + std::to_string(plan.block_n));
         launch_fallback(tensor_core_fallback_policy{});
       }
       return;
