@@ -316,9 +316,9 @@ TEMPLATE_TEST_CASE("skinny rung's 16-byte loads of 16-bit B match the reference 
 TEMPLATE_TEST_CASE("skinny rung's tensor-core kernel matches the reference at every row bucket, ragged tiles and K",
                    "[gpu]", __half, __nv_bfloat16) {
   // Rows 2..33 of the small side (the rung named: foundry::gemm takes it up to 8): buckets of
-  // 8, 16 and 32 and their edges (33: a second row group). The large side ends inside or just past a block (128 rows of B^T along k, 256
+  // 8, 16 and 32 and their edges (33: a second row group). The large side ends inside or just past a block (64 rows of B^T along k, 256
   // columns of B along n) and inside an mma tile of 16; K ends inside a block of 32 (the
-  // permuted k order), a round (64 along k) and the second chunk of 512. The four combos
+  // permuted k order), the second round (128 along k) and the second chunk of 512. The four combos
   // give both kernels (B along n or along k) with both stagings of the small operand (A
   // k-contiguous: rows of k; m-contiguous: rows of m through ldmatrix.trans); aligned pads
   // (vector loads) alternate with odd pads and misaligned bases (scalar loads).
@@ -327,7 +327,7 @@ TEMPLATE_TEST_CASE("skinny rung's tensor-core kernel matches the reference at ev
   };
   int index = 0;
   for (const std::int64_t m : {2, 7, 8, 9, 16, 17, 31, 32, 33}) {
-    for (const extent& e : {extent{129, 7}, extent{257, 33}, extent{300, 95}, extent{130, 1030}}) {
+    for (const extent& e : {extent{129, 7}, extent{257, 33}, extent{300, 135}, extent{130, 1030}}) {
       for (const int combo : {0, 1, 4, 5}) {  // A row / column-major x B row / column-major
         skinny_case c;
         c.m = m, c.n = e.n, c.k = e.k;
@@ -603,7 +603,7 @@ TEST_CASE("the skinny plan names its tile, split and orientation", "[gemm][plan]
   // Along k (A^T streamed, solved as C^T): the tensor cores with 16-byte loads of the large
   // operand, the CUDA cores with scalar ones (lda 4097).
   auto along_k = plan_problem<__half>(4096, 5, 4096);
-  CHECK(foundry::make_gemm_plan(along_k, h200).block_n == 128);
+  CHECK(foundry::make_gemm_plan(along_k, h200).block_n == 64);
   CHECK(std::string(foundry::make_gemm_plan(along_k, h200).why).find("mma.sync") != std::string::npos);
   along_k.lda = 4097;
   CHECK((foundry::make_gemm_plan(along_k, h200).block_n == 32 && foundry::make_gemm_plan(along_k, h200).block_m == 8));
@@ -634,15 +634,15 @@ TEST_CASE("the skinny plan cuts a long K into slices of a few hundred when the c
   CHECK((rn.block_n == 64 && rn.split_k == 45 && rn.k_per_split == 64));
   // B column-major with ld 2835 (scalar loads along k): the CUDA cores, two tiles of 32
   // columns for 264 slots; rounds of 512 k (two steps of 256, 8 k a lane): 6 x 512. With ld
-  // 2840 (16-byte loads) the tensor cores: one tile of 128 rows of B^T in 9 slices would be 9
-  // blocks of 528 slots, so the warps share K: two tiles of 32 rows, 2835 / 256 = 11 slices
-  // wanted (64 k a round for each warp), 258 deep rounded up to 320: 9 x 320.
+  // 2840 (16-byte loads) the tensor cores: one tile of 64 rows of B^T in a few slices would
+  // be a few blocks of 528 slots, so the warps share K: four tiles of 16 rows, 2835 / 512 = 5
+  // slices wanted (128 k a round for each warp), 567 deep rounded up to 640: 5 x 640.
   auto column_b = plan_problem<__nv_bfloat16>(3, 58, 2835, true, false);
   const foundry::gemm_plan ck = foundry::make_gemm_plan(column_b, h200);
   CHECK((ck.block_m == 4 && ck.block_n == 32 && ck.split_k == 6 && ck.k_per_split == 512));
   column_b.ldb = 2840;
   const foundry::gemm_plan ck_mma = skinny_plan(column_b);
-  CHECK((ck_mma.block_m == 8 && ck_mma.block_n == 32 && ck_mma.split_k == 9 && ck_mma.k_per_split == 320));
+  CHECK((ck_mma.block_m == 8 && ck_mma.block_n == 16 && ck_mma.split_k == 5 && ck_mma.k_per_split == 640));
   // 82 x 14 x 11373 fp32, solved as C^T (14 rows of 16). A column-major: along n, one tile,
   // rounds of 16, slices of two rounds a warp at least (32): 355 slices wanted, the 256 of
   // max_splits, 45 deep rounded to 48: 237. With ld 82 (off the float4 alignment) B is read
@@ -685,12 +685,12 @@ TEST_CASE("the skinny plan keeps the split of large skinny shapes", "[gemm][plan
   CHECK((bf16_1.block_n == 256 && bf16_1.split_k == 8 && bf16_1.k_per_split == 2048));
   const foundry::gemm_plan bf16_8 = foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(8, 16384, 16384), h200);
   CHECK((bf16_8.block_n == 256 && bf16_8.split_k == 8 && bf16_8.k_per_split == 2048));
-  // 16384 x 8 x 16384 (along k): 128 tiles of 128 rows x 4 slices fill 512 of the 528 slots:
+  // 16384 x 8 x 16384 (along k): 256 tiles of 64 rows x 2 slices fill 512 of the 528 slots:
   // the warps keep their own tiles. A small product, 2 x 5851 x 224: 23 tiles of 256 columns
   // and K too short to split, so the warps share K: 92 tiles of 64 columns, in 4 slices of 64
   // (H100 plan-space, session 25: 8.1 us, unsplit 10.5).
   const foundry::gemm_plan tall = foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(16384, 8, 16384), h200);
-  CHECK((tall.block_n == 128 && tall.split_k == 4 && std::string(tall.why).find("sharing K") == std::string::npos));
+  CHECK((tall.block_n == 64 && tall.split_k == 2 && std::string(tall.why).find("sharing K") == std::string::npos));
   const foundry::gemm_plan small = foundry::make_gemm_plan(plan_problem<__nv_bfloat16>(2, 5851, 224), h200);
   CHECK((small.block_n == 64 && small.split_k == 4 && small.k_per_split == 64 &&
          std::string(small.why).find("sharing K") != std::string::npos));

@@ -41,7 +41,7 @@
 /// gives a lane its pairs for both mma steps; m-contiguous A is staged as rows of m
 /// (`[k][i]`), each k row placed at its logical position, and read with `ldmatrix.trans`.
 ///
-/// Small problems. A block's 4 warps normally hold their own 64 columns (along n) or 32
+/// Small problems. A block's 4 warps normally hold their own 64 columns (along n) or 16
 /// rows of B^T (along k), each walking the whole K slice one round of loads at a time, so a
 /// product with few such tiles and a short K (2 x 5851 x 224: 23 blocks of 256 columns,
 /// 7 rounds a warp, all 92 warps a round of DRAM latency apart) keeps a small fraction of
@@ -94,10 +94,17 @@ struct skinny_mma_policy {
   static constexpr int min_rows = 2;
   /// Most rows a block holds (a row group): 4 mma tiles of 8.
   static constexpr int max_rows = 32;
-  /// Along k: tiles of 16 rows of B^T a warp holds.
-  static constexpr int along_k_row_tiles = 2;
-  /// Along k: blocks of 32 k a warp loads per round (2: 128 contiguous bytes of each row).
-  static constexpr int along_k_blocks_in_flight = 2;
+  /// Along k: tiles of 16 rows of B^T a warp holds. One, so that a round's 8 loads a lane
+  /// take 256 contiguous bytes of each of 16 rows rather than 128 of each of 32. H100,
+  /// session 30 (runs/session30/skinny_along_k_probe.cu: the variants in one call, means of
+  /// two runs each), bf16: 16384 x 8 x 16384 228 -> 209 us (0.78 -> 0.85 of the device copy
+  /// over A's bytes), 16384 x 2 x 16384 223 -> 200, 4096 x 8 x 65536 221 -> 199, 2 x 16384 x
+  /// 16384 with B column-major 216 -> 189; 8 blocks of 32 k a round (16 loads a lane) ran
+  /// the same. The 16-row kernel, which only a named rung runs for 16-bit inputs, lost:
+  /// 16384 x 16 x 16384 242 -> 307 us (`foundry::gemm` takes the wgmma rung there: 176).
+  static constexpr int along_k_row_tiles = 1;
+  /// Along k: blocks of 32 k a warp loads per round (4: 256 contiguous bytes of each row).
+  static constexpr int along_k_blocks_in_flight = 4;
   /// Along n: columns of B a warp holds (4 mma tiles of 16), one block of 32 k per round.
   static constexpr int along_n_warp_columns = 64;
   /// Warps of a block.
@@ -121,11 +128,11 @@ struct skinny_mma_policy {
     return along_n ? along_n_warp_columns : along_k_row_tiles * 16;
   }
   /// Rows (along k) or columns (along n) of the large operand per block: the warps' own
-  /// (256 or 128), or one warp's when they share K (`shared_k`: 64 or 32).
+  /// (256 or 64), or one warp's when they share K (`shared_k`: 64 or 16).
   [[nodiscard]] __host__ __device__ static constexpr int block_large(bool along_n, bool shared_k = false) noexcept {
     return (shared_k ? 1 : warps) * warp_large(along_n);
   }
-  /// K one round of a warp's loads covers: 32 along n, 64 along k. A split's slices are
+  /// K one round of a warp's loads covers: 32 along n, 128 along k. A split's slices are
   /// whole rounds, so a slice starts on a multiple of 8 (vector loads stay aligned).
   [[nodiscard]] __host__ __device__ static constexpr int split_unit_k(bool along_n) noexcept {
     return along_n ? 32 : 32 * along_k_blocks_in_flight;
@@ -141,7 +148,7 @@ struct skinny_mma_policy {
     return rows == shared_k_rows && 2 * blocks < slots;
   }
   /// Shallowest slice of an automatic split when the warps share K: one round along n (32),
-  /// a round for each warp along k (256). Along n, slices of one round ran faster than the
+  /// a round for each warp along k (512). Along n, slices of one round ran faster than the
   /// rounds for each warp that the rule asked before (H100, session 25's plan-space, bf16):
   /// 2 x 5851 x 224 7.9-8.1 us at 4-7 slices against 10.5 unsplit, 3 x 58 x 2835 8.4 at 30
   /// slices against 9.1 at 18. Along k, unmeasured, the rule stays.
@@ -250,6 +257,9 @@ __global__ void __launch_bounds__(skinny_mma_policy::threads,
   constexpr int tiles_m = AlongN ? policy::along_n_warp_columns / 16 : policy::along_k_row_tiles;
   constexpr int blocks_per_round = AlongN ? 1 : policy::along_k_blocks_in_flight;
   constexpr int round = 32 * blocks_per_round;
+  // Along n, 8 rows of B for each quad's 8 k; along k, both 8-row halves of each tile for
+  // each block of 32 k.
+  constexpr int loads = AlongN ? 8 : 2 * tiles_m * blocks_per_round;
   constexpr int warp_step = SharedK ? policy::warps * round : round;  // a warp's stride through a chunk
   constexpr int chunk = policy::chunk_k;
   static_assert(chunk % round == 0, "a chunk in whole rounds");
@@ -284,8 +294,8 @@ __global__ void __launch_bounds__(skinny_mma_policy::threads,
     __syncthreads();
     const int kc = static_cast<int>(k_end - k0 < chunk ? k_end - k0 : chunk);
     for (int r0 = SharedK ? warp * round : 0; r0 < kc; r0 += warp_step) {
-      // All loads of the round first: 8 vectors of 16 bytes a lane.
-      uint4 v[8];
+      // All loads of the round first: 8 vectors of 16 bytes a lane (`loads`).
+      uint4 v[loads];
       if constexpr (AlongN) {
         // Rows k0 + r0 + 8 * quad + q of B, columns large0 + 8 * group .. + 7.
 #pragma unroll
