@@ -350,15 +350,13 @@ template <class In, class Policy = gemm_pack_policy>
   return plan;
 }
 
-/// The time model's cost of split-K's reduce for `splits` slices of an m x n C: its launch,
-/// a chain of `splits` loads per element of C, and the slices written by the GEMM kernel and
-/// read back (C itself every plan writes). 0 for one slice.
+/// The time model's cost of split-K's reduce for `splits` slices of an m x n C
+/// (`detail::modelled_split_k_reduce_us` with `Policy`'s figures): its launch, a chain of
+/// `splits` loads per element of C, and the slices written and read back. 0 for one slice.
 template <class Policy = gemm_pack_policy>
 [[nodiscard]] constexpr double modelled_reduce_us(std::int64_t m, std::int64_t n, int splits) noexcept {
-  if (splits <= 1) return 0.0;
-  const double slice_bytes = static_cast<double>(sizeof(float)) * static_cast<double>(m) * static_cast<double>(n);
-  return Policy::reduce_launch_us + splits * Policy::reduce_slice_us +
-         2.0 * splits * slice_bytes / Policy::bytes_per_us;
+  return detail::modelled_split_k_reduce_us(m, n, splits, Policy::reduce_launch_us, Policy::reduce_slice_us,
+                                            Policy::bytes_per_us);
 }
 
 /// The time model (`gemm_pack_policy`) of `plan` (a 16-bit plan of rung 4 or 5) for `p` on

@@ -462,11 +462,9 @@ template <class Model = register_blocked_wave_policy>
   const auto busiest = static_cast<double>(ceil_div<std::int64_t>(blocks, std::max(sm_count, 1)));
   const auto depth = static_cast<double>(plan.split_k > 1 ? plan.k_per_split : p.k);
   const double rate = Model::fmas_per_sm_us * (plan.block_m * plan.block_n == 128 * 128 ? 1.0 : Model::half_tile_rate);
-  double us = busiest * plan.block_m * plan.block_n * depth / rate;
-  if (plan.split_k > 1)
-    us += Model::reduce_launch_us + 2.0 * plan.split_k * static_cast<double>(sizeof(float)) * static_cast<double>(p.m) *
-                                        static_cast<double>(p.n) / Model::reduce_bytes_per_us;
-  return us;
+  return busiest * plan.block_m * plan.block_n * depth / rate +
+         detail::modelled_split_k_reduce_us(p.m, p.n, plan.split_k, Model::reduce_launch_us, 0.0,
+                                            Model::reduce_bytes_per_us);
 }
 
 namespace detail {

@@ -137,6 +137,17 @@ split_k_workspace_elements(const gemm_problem<In, float>& p, int splits) noexcep
 
 namespace detail {
 
+/// A time model's cost of split-K's reduce of `splits` slices of an m x n C, in microseconds:
+/// `launch_us` for its launch, `slice_us` for each slice in the chain of loads, and the slices
+/// written by the GEMM kernel and read back at `bytes_per_us` (C itself every plan writes). 0 for
+/// one slice. The models of gemm_pack.cuh and gemm_register_blocked.cuh price it with their figures.
+[[nodiscard]] constexpr double modelled_split_k_reduce_us(std::int64_t m, std::int64_t n, int splits, double launch_us,
+                                                          double slice_us, double bytes_per_us) noexcept {
+  if (splits <= 1) return 0.0;
+  const double slice_bytes = static_cast<double>(sizeof(float)) * static_cast<double>(m) * static_cast<double>(n);
+  return launch_us + splits * slice_us + 2.0 * splits * slice_bytes / bytes_per_us;
+}
+
 /// Records `split` in `plan`, with the workspace it needs for `p`, in bytes.
 template <class In>
 void record_split(gemm_plan& plan, const split_k_plan& split, const gemm_problem<In, float>& p) noexcept {
