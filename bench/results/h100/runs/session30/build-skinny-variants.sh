@@ -15,5 +15,4 @@ for v in ${VARIANTS:-main:2:2 r1b4:1:4 r1b8:1:8 r2b4:2:4}; do
     -I bench/results/h200/runs/session23 -DVARIANT="\"$name\"" -Xptxas -warn-spills \
     bench/results/h100/runs/session30/skinny_along_k_probe.cu -lcublas -lbenchmark -o "$out/skinny_probe_$name"
 done
-
 ls -la "$out"
