@@ -36,16 +36,21 @@ if [ -f $ROOT/.probe/probe.tar.xz ]; then
 fi
 if [ $PHASE = h100 ] || [ $PHASE = check ]; then
   if [ $PHASE = check ]; then
-    all=$(cd build/h200/tests && ls test_* | grep -v '\.' | tr '\n' ' '); mem=""
+    # Every binary, the slowest under the tools first (session 26's times), so that none
+    # starts late; racecheck (the slowest tool) in a run of its own beside the other three.
+    slow="test_gemm_tensor_core test_transpose test_stencil test_gemm_wgmma test_gemm_skinny test_scan test_gemm_dispatch test_gemm_fp32 test_nccl_gemm"
+    all="$slow $(cd build/h200/tests && ls test_* | grep -v '\.' | grep -vxF -f <(tr ' ' '\n' <<< "$slow") | tr '\n' ' ')"
+    mem=$all; mem_tools=racecheck; mem_jobs=5; all_tools="memcheck synccheck initcheck"; all_jobs=8; test_jobs=6
   else
     all=${SANITIZE_ALL:-test_gemm_tensor_core test_gemm_dispatch test_gemm_skinny}
     mem=${SANITIZE_MEMCHECK:-test_gemm_fp32 test_gemm_tf32 test_gemm_wgmma test_transform test_reduce test_scan test_histogram test_graph test_pipeline}
+    mem_tools=memcheck; mem_jobs=3; all_tools="memcheck racecheck synccheck initcheck"; all_jobs=12; test_jobs=8
   fi
-  [ -n "$mem" ] && SANITIZE_TOOLS=memcheck SANITIZE_JOBS=3 SANITIZE_TIMEOUT=$(( $(left) - 60 )) SANITIZE_BINARIES="$mem" \
-    timeout $(( $(left) - 50 )) scripts/gpu-check.sh $O/m sanitize > /dev/null 2>&1 &
-  SANITIZE_WITH_TESTS=1 SANITIZE_JOBS=12 TEST_JOBS=8 SANITIZE_TIMEOUT=$(( $(left) - 60 )) SANITIZE_BINARIES="$all" \
+  [ -n "$mem" ] && SANITIZE_TOOLS=$mem_tools SANITIZE_JOBS=$mem_jobs SANITIZE_TIMEOUT=$(( $(left) - 60 )) SANITIZE_BINARIES="$mem" \
+    timeout $(( $(left) - 50 )) scripts/gpu-check.sh $O/m sanitize > $O/m-summary.txt 2>&1 &
+  SANITIZE_TOOLS=$all_tools SANITIZE_WITH_TESTS=1 SANITIZE_JOBS=$all_jobs TEST_JOBS=$test_jobs SANITIZE_TIMEOUT=$(( $(left) - 60 )) SANITIZE_BINARIES="$all" \
     timeout $(( $(left) - 50 )) scripts/gpu-check.sh $O/a test,sanitize >> $S 2>&1; echo "check rc=$? at ${SECONDS}s" >> $S
-  wait
+  wait; grep -A8 "gpu-check summary" $O/m-summary.txt >> $S 2> /dev/null; rm -f $O/m-summary.txt
   timeout $(( $(left) - 10 )) compute-sanitizer --tool initcheck --error-exitcode 99 build/h200/tests/test_reliability \
     "~[.]~[large]~[not_under_sanitizer]" > $O/initcheck-reliability-alone.txt 2>&1
   echo "initcheck test_reliability alone rc=$? at ${SECONDS}s: $(grep -E 'ERROR SUMMARY' $O/initcheck-reliability-alone.txt)" >> $S
