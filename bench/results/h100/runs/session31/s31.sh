@@ -11,7 +11,8 @@
 #   rows:  the project's benchmark stage (three repetitions, random interleaving) on the GEMM
 #          and issue 19 binaries, the link probe, and every example;
 #   rest:  the benchmark stage on every other binary;
-#   skinny: the benchmark stage on bench_gemm_skinny alone.
+#   skinny: the benchmark stage on bench_gemm_skinny alone (also after another phase with
+#           SKINNY_BENCH=1).
 # After check or h100, initcheck on test_reliability alone (sessions 25 and 27 saw reports
 # there only beside other instrumented processes).
 # Carry .device-deps (without lib/libCatch2WithMain.a), .prebuilt, .probe. Command:
@@ -71,7 +72,7 @@ if [ $PHASE = rows ]; then
   done
   tar czf $O/s31-examples.tar.gz -C $O ex && rm -rf $O/ex
 fi
-if [ $PHASE = skinny ]; then  # the skinny rows alone, as the project's benchmark stage runs them
+if [ $PHASE = skinny ] || [ "${SKINNY_BENCH:-0}" = 1 ]; then  # the skinny rows, as the project's benchmark stage runs them
   BENCH_BINARIES="bench_gemm_skinny" timeout $(( $(left) - 10 )) scripts/gpu-check.sh $O/p bench >> $S 2>&1
   echo "skinny rc=$? at ${SECONDS}s" >> $S; tar czf $O/s31-skinny-bench.tar.gz -C $O p && rm -rf $O/p
 fi
