@@ -4,7 +4,8 @@
 //   gemm_f32/naive              rung 1 (not at 8192^3: about a second per call)
 //   gemm_f32/foundry_shared_tiled       rung 2
 //   gemm_f32/foundry_register_blocked   rung 3, default policy (128x128 tile, BK = 8, 2 blocks/SM)
-//   gemm_f32/foundry_register_blocked_1cta        rung 3 tuning candidates: 1 block/SM (up to
+//   gemm_f32/foundry_register_blocked_1cta        rung 3 tuning candidates (built with
+//     FOUNDRY_BENCH_TUNING, as the h200 preset does; CI spares their compile): 1 block/SM (up to
 //   gemm_f32/foundry_register_blocked_bk16_1cta   255 registers), BK = 16 with 1 block/SM, and
 //   gemm_f32/foundry_register_blocked_bk16        BK = 16 with 2 blocks/SM (128 registers: spills)
 //   gemm_f32/foundry_register_blocked_256x128_16x8, _128x256_8x16   rung 3 with 16 x 8 and
@@ -21,7 +22,8 @@
 //     shape and at 8192x8192x2048 (the K between the measured shapes, near where the
 //     automatic choice switches), so that the choice is measured on both sides; the
 //     dispatch and cuBLAS rows there too
-//   gemm_bf16/foundry_tensor_core_<candidate>    rung 4 tuning candidates (4096^3 and 8192^3):
+//   gemm_bf16/foundry_tensor_core_<candidate>    rung 4 tuning candidates (4096^3 and 8192^3;
+//     FOUNDRY_BENCH_TUNING builds only):
 //     bk32_s4 (block_k 32, 4 stages: the default until 2026-12-02), bk32_s3, s4 (block_k 64,
 //     4 stages: 192 KiB of shared memory), 256x128 (4 x 2 warps)
 //   gemm_bf16/foundry_wgmma, gemm_f16/foundry_wgmma   rung 5 (wgmma fed by TMA); only in
@@ -307,6 +309,7 @@ const bool registered = [] {
       add<float>("gemm_f32/naive", sh, with_rung<float>(gemm_rung::naive));
     add<float>("gemm_f32/foundry_shared_tiled", sh, with_rung<float>(gemm_rung::shared_tiled));
     add<float>("gemm_f32/foundry_register_blocked", sh, with_rung<float>(gemm_rung::register_blocked));
+#if FOUNDRY_BENCH_TUNING
     // Tuning candidates for register_blocked_default_policy (BK = 8, 2 blocks/SM, 128 registers).
     add<float>("gemm_f32/foundry_register_blocked_1cta", sh,
                with_register_blocked_policy<foundry::gemm_kernels::register_blocked_policy<128, 128, 8, 1>>());
@@ -320,6 +323,7 @@ const bool registered = [] {
                with_register_blocked_policy<foundry::gemm_kernels::register_blocked_policy<256, 128, 8, 1, 16, 8>>());
     add<float>("gemm_f32/foundry_register_blocked_128x256_8x16", sh,
                with_register_blocked_policy<foundry::gemm_kernels::register_blocked_policy<128, 256, 8, 1, 8, 16>>());
+#endif
     // 64 × 128 (not 128 × 64: ptxas spills 4 bytes there under the 128-register cap).
     add<float>("gemm_f32/foundry_register_blocked_64x128_4cta", sh,
                with_register_blocked_policy<foundry::gemm_kernels::register_blocked_short_m_policy>());
@@ -327,6 +331,7 @@ const bool registered = [] {
     add<float>("gemm_f32/cublas", sh, with_cublas<float>());
   }
   for (const shape& sh : shapes) add_16bit<__nv_bfloat16>("gemm_bf16", sh);
+#if FOUNDRY_BENCH_TUNING
   for (const shape& sh : {shapes[0], shapes[1]}) {
     using bf16 = __nv_bfloat16;
     add<bf16>("gemm_bf16/foundry_tensor_core_bk32_s4", sh,
@@ -338,6 +343,7 @@ const bool registered = [] {
     add<bf16>("gemm_bf16/foundry_tensor_core_256x128", sh,
               with_tensor_core_policy<bf16, tensor_core_candidate<256, 128, 64, 4, 2, 3>>());
   }
+#endif
   // Rung 4's two tilings, each forced, on both sides of the K where the automatic choice
   // switches (tensor_core_auto_policy::shallow_k_max = 1536).
   const shape between{8192, 8192, 2048};
