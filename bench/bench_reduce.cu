@@ -224,6 +224,7 @@ BENCHMARK_CAPTURE(bm_reduce_small_call_checks, pinned, true, true)
     ->Arg(1 << 10)
     ->Unit(benchmark::kMicrosecond);
 
+#if FOUNDRY_BENCH_TUNING  // built where the benchmarks run (CMakeLists.txt), not in CI
 // Policy candidates beside the default, so that reduce_policy rests on measured figures.
 constexpr auto contiguous = foundry::tile_assignment::contiguous;
 FOUNDRY_BENCHMARK(bm_reduce_candidate<8, 4>)->Name("reduce_sum_f32/foundry_b8v4")->Arg(elements);
@@ -238,5 +239,6 @@ FOUNDRY_BENCHMARK(bm_reduce_candidate<4, 8, contiguous>)
     ->Name("reduce_sum_f32/foundry_b4v8_contiguous")
     ->Arg(elements)
     ->Arg(elements * 4);
+#endif
 
 FOUNDRY_BENCH_MAIN()
