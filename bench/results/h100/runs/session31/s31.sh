@@ -13,7 +13,8 @@
 #   rest:  the benchmark stage on every other binary;
 #   skinny: the benchmark stage on bench_gemm_skinny alone (also after another phase with
 #           SKINNY_BENCH=1).
-# After check or h100, initcheck on test_reliability alone (sessions 25 and 27 saw reports
+# Then, where .probe/wb.tar.xz is carried and time is left, a branch's GEMM test and skinny
+# benchmark binaries (build-wb.sh). After check or h100, initcheck on test_reliability alone (sessions 25 and 27 saw reports
 # there only beside other instrumented processes).
 # Carry .device-deps (without lib/libCatch2WithMain.a), .prebuilt, .probe. Command:
 #   BUDGET=560 bash bench/results/h100/runs/session31/s31.sh $OUT
@@ -75,6 +76,22 @@ fi
 if [ $PHASE = skinny ] || [ "${SKINNY_BENCH:-0}" = 1 ]; then  # the skinny rows, as the project's benchmark stage runs them
   BENCH_BINARIES="bench_gemm_skinny" timeout $(( $(left) - 10 )) scripts/gpu-check.sh $O/p bench >> $S 2>&1
   echo "skinny rc=$? at ${SECONDS}s" >> $S; tar czf $O/s31-skinny-bench.tar.gz -C $O p && rm -rf $O/p
+fi
+if [ -f $ROOT/.probe/wb.tar.xz ] && [ $(left) -gt 120 ]; then
+  # A branch's binaries (build-wb.sh): its GEMM tests, GPU cases included, memcheck on the
+  # dispatch test's GPU cases, and its bench_gemm_skinny's 16-bit rows (three repetitions).
+  mkdir -p $O/wb /tmp/wb && tar xJf $ROOT/.probe/wb.tar.xz -C /tmp/wb || echo "wb: unpack failed" >> $S
+  for t in test_gemm_dispatch test_gemm_wgmma test_gemm_skinny; do
+    [ -x /tmp/wb/$t ] || continue
+    timeout $(( $(left) - 60 )) /tmp/wb/$t > $O/wb/$t.txt 2>&1; echo "wb $t rc=$? at ${SECONDS}s: $(tail -2 $O/wb/$t.txt | tr '\n' ' ')" >> $S
+  done
+  timeout $(( $(left) - 50 )) compute-sanitizer --tool memcheck --error-exitcode 99 /tmp/wb/test_gemm_dispatch \
+    "[gpu]~[.]~[large]~[not_under_sanitizer]" > $O/wb/memcheck-test_gemm_dispatch.txt 2>&1
+  echo "wb memcheck test_gemm_dispatch rc=$? at ${SECONDS}s: $(grep -E 'ERROR SUMMARY' $O/wb/memcheck-test_gemm_dispatch.txt)" >> $S
+  timeout $(( $(left) - 10 )) /tmp/wb/bench_gemm_skinny --benchmark_filter='_(bf16|fp16)/' --benchmark_repetitions=3 \
+    --benchmark_enable_random_interleaving=true --benchmark_out=$O/wb/bench_gemm_skinny.json > $O/wb/bench.txt 2>&1
+  echo "wb bench_gemm_skinny rc=$? at ${SECONDS}s" >> $S
+  tar czf $O/s31-wb.tar.gz -C $O wb && rm -rf $O/wb
 fi
 if [ $PHASE = rest ]; then
   BENCH_BINARIES="bench_transform bench_reduce bench_transform_reduce bench_scan bench_histogram bench_transpose bench_stencil bench_harness" \
