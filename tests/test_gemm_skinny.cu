@@ -169,7 +169,7 @@ foundry::gemm_plan check_skinny(const skinny_case& c, cuda::std::span<float> wor
       foundry::make_gemm_plan(p, gemm_rung::skinny, foundry::get_device_properties().sm_count, c.split_k);
   const auto oriented = gk::detail::skinny_orient(p);
   if (c.own_tiles && gk::skinny_uses_mma(oriented))
-    plan.block_n = gk::skinny_mma_policy::block_large(oriented.b_n_contiguous, plan.block_m);
+    plan.block_n = gk::skinny_mma_policy::block_large(oriented.b_n_contiguous);
   INFO(plan.describe());
   REQUIRE(plan.rung == gemm_rung::skinny);
   gk::launch_skinny<T>(plan, p, workspace, s);
@@ -604,8 +604,6 @@ TEST_CASE("the skinny plan names its tile, split and orientation", "[gemm][plan]
   // operand, the CUDA cores with scalar ones (lda 4097).
   auto along_k = plan_problem<__half>(4096, 5, 4096);
   CHECK(foundry::make_gemm_plan(along_k, h200).block_n == 64);
-  // From 16 rows (the rung named) two tiles of 16 rows a warp: 128 a block.
-  CHECK(foundry::make_gemm_plan(plan_problem<__half>(4096, 16, 4096), gemm_rung::skinny, 132).block_n == 128);
   CHECK(std::string(foundry::make_gemm_plan(along_k, h200).why).find("mma.sync") != std::string::npos);
   along_k.lda = 4097;
   CHECK((foundry::make_gemm_plan(along_k, h200).block_n == 32 && foundry::make_gemm_plan(along_k, h200).block_m == 8));
@@ -761,13 +759,13 @@ TEMPLATE_TEST_CASE("every skinny split is whole rounds of loads, fills at most t
                               plan.block_n == gk::skinny_policy::along_n_columns(
                                                   plan.block_m, gk::skinny_elements_per_load<TestType>, true);
           const int unit = gk::skinny_uses_mma(g)
-                               ? gk::skinny_mma_policy::split_unit_k(g.b_n_contiguous, plan.block_m)
+                               ? gk::skinny_mma_policy::split_unit_k(g.b_n_contiguous)
                                : gk::skinny_policy::split_unit_k(g.b_n_contiguous, plan.block_m,
                                                                  gk::skinny_elements_per_load<TestType>, narrow);
           const std::int64_t tiles =
               (g.n + plan.block_n - 1) / plan.block_n * ((g.m + plan.block_m - 1) / plan.block_m);
-          const bool shared_k = gk::skinny_uses_mma(g) && plan.block_n == gk::skinny_mma_policy::block_large(
-                                                                              g.b_n_contiguous, plan.block_m, true);
+          const bool shared_k =
+              gk::skinny_uses_mma(g) && plan.block_n == gk::skinny_mma_policy::block_large(g.b_n_contiguous, true);
           CHECK(plan.k_per_split % unit == 0);
           CHECK(plan.k_per_split >= (shared_k ? gk::skinny_mma_policy::shared_min_k_per_split(g.b_n_contiguous)
                                      : gk::skinny_uses_mma(g) ? gk::skinny_mma_policy::min_k_per_split

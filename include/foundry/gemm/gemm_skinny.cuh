@@ -865,17 +865,17 @@ void launch_skinny(const gemm_plan& plan, const gemm_problem<In, float>& p, cuda
   // element at a time); the tensor-core kernel's warps share K where the tile is one warp's.
   const bool narrow = !mma && along_n && !detail::skinny_vector_loads(oriented, rows) &&
                       plan.block_n == skinny_policy::along_n_columns(rows, elements, true);
-  const bool shared_k = mma && rows == skinny_mma_policy::shared_k_rows &&
-                        plan.block_n == skinny_mma_policy::block_large(along_n, rows, true);
-  const int unit = mma ? skinny_mma_policy::split_unit_k(along_n, rows)
-                       : skinny_policy::split_unit_k(along_n, rows, elements, narrow);
+  const bool shared_k =
+      mma && rows == skinny_mma_policy::shared_k_rows && plan.block_n == skinny_mma_policy::block_large(along_n, true);
+  const int unit =
+      mma ? skinny_mma_policy::split_unit_k(along_n) : skinny_policy::split_unit_k(along_n, rows, elements, narrow);
   const int core_columns = along_n ? skinny_policy::along_n_columns(rows, elements, narrow)
                                    : skinny_policy::along_k_threads / 32 * skinny_policy::along_k_warp_columns;
-  FOUNDRY_EXPECTS(plan.rung == gemm_rung::skinny && plan.block_m == rows && plan.split_k >= 1 &&
-                      (mma ? shared_k || plan.block_n == skinny_mma_policy::block_large(along_n, rows)
-                           : plan.block_n == core_columns) &&
-                      (plan.split_k == 1 || (plan.k_per_split % unit == 0 && plan.k_per_split * plan.split_k >= p.k)),
-                  "launch_skinny: the plan (" + plan.describe() + ") is not a skinny plan for this problem");
+  FOUNDRY_EXPECTS(
+      plan.rung == gemm_rung::skinny && plan.block_m == rows && plan.split_k >= 1 &&
+          (mma ? shared_k || plan.block_n == skinny_mma_policy::block_large(along_n) : plan.block_n == core_columns) &&
+          (plan.split_k == 1 || (plan.k_per_split % unit == 0 && plan.k_per_split * plan.split_k >= p.k)),
+      "launch_skinny: the plan (" + plan.describe() + ") is not a skinny plan for this problem");
   const detail::split_k_output<In> out(p, plan.split_k, workspace, s);
   detail::skinny_args<In> g = detail::skinny_orient(out.problem());
   g.k_per_split = plan.split_k > 1 ? plan.k_per_split : std::max<std::int64_t>(p.k, 1);

@@ -94,22 +94,17 @@ struct skinny_mma_policy {
   static constexpr int min_rows = 2;
   /// Most rows a block holds (a row group): 4 mma tiles of 8.
   static constexpr int max_rows = 32;
-  /// Along k: tiles of 16 rows of B^T a warp holds, by the row bucket `rows`: one for 8 rows,
-  /// so that a round's 8 loads a lane take 256 contiguous bytes of each of 16 rows rather than
-  /// 128 of each of 32; two from 16 rows. H100, session 30 (runs/session30/skinny_along_k_probe.cu:
-  /// the variants in one call, means of two runs each), bf16: 16384 x 8 x 16384 228 -> 209 us
-  /// (0.78 -> 0.85 of the device copy over A's bytes), 16384 x 2 x 16384 223 -> 200, 4096 x 8 x
-  /// 65536 221 -> 199, 2 x 16384 x 16384 with B column-major 216 -> 189; 8 blocks of 32 k a
-  /// round (16 loads a lane) ran the same. The 16-row kernel lost with one tile (16384 x 16 x
-  /// 16384 242 -> 307 us: a block's 64 rows pay for staging 16 rows of the small operand).
-  [[nodiscard]] __host__ __device__ static constexpr int along_k_row_tiles(int rows) noexcept {
-    return rows == 8 ? 1 : 2;
-  }
-  /// Along k: blocks of 32 k a warp loads per round, by the row bucket (see
-  /// `along_k_row_tiles`): 4 for 8 rows (256 contiguous bytes of each row), 2 from 16 (128).
-  [[nodiscard]] __host__ __device__ static constexpr int along_k_blocks_in_flight(int rows) noexcept {
-    return rows == 8 ? 4 : 2;
-  }
+  /// Along k: tiles of 16 rows of B^T a warp holds. One, so that a round's 8 loads a lane
+  /// take 256 contiguous bytes of each of 16 rows rather than 128 of each of 32. H100,
+  /// session 30 (runs/session30/skinny_along_k_probe.cu: the variants in one call, means of
+  /// two runs each), bf16: 16384 x 8 x 16384 228 -> 209 us (0.78 -> 0.85 of the device copy
+  /// over A's bytes), 16384 x 2 x 16384 223 -> 200, 4096 x 8 x 65536 221 -> 199, 2 x 16384 x
+  /// 16384 with B column-major 216 -> 189; 8 blocks of 32 k a round (16 loads a lane) ran
+  /// the same. The 16-row kernel, which only a named rung runs for 16-bit inputs, lost:
+  /// 16384 x 16 x 16384 242 -> 307 us (`foundry::gemm` takes the wgmma rung there: 176).
+  static constexpr int along_k_row_tiles = 1;
+  /// Along k: blocks of 32 k a warp loads per round (4: 256 contiguous bytes of each row).
+  static constexpr int along_k_blocks_in_flight = 4;
   /// Along n: columns of B a warp holds (4 mma tiles of 16), one block of 32 k per round.
   static constexpr int along_n_warp_columns = 64;
   /// Warps of a block.
@@ -128,23 +123,19 @@ struct skinny_mma_policy {
   [[nodiscard]] __host__ __device__ static constexpr int min_blocks_per_sm(int rows) noexcept {
     return rows >= 16 ? 3 : 4;
   }
-  /// Rows (along k) or columns (along n) of the large operand a warp holds, with `rows` rows
-  /// a block (the row bucket).
-  [[nodiscard]] __host__ __device__ static constexpr int warp_large(bool along_n, int rows) noexcept {
-    return along_n ? along_n_warp_columns : along_k_row_tiles(rows) * 16;
+  /// Rows (along k) or columns (along n) of the large operand a warp holds.
+  [[nodiscard]] __host__ __device__ static constexpr int warp_large(bool along_n) noexcept {
+    return along_n ? along_n_warp_columns : along_k_row_tiles * 16;
   }
-  /// Rows (along k) or columns (along n) of the large operand per block with `rows` rows a
-  /// block: the warps' own (256 along n; 64 along k with 8 rows, 128 from 16), or one warp's
-  /// when they share K (`shared_k`: 64 or 16).
-  [[nodiscard]] __host__ __device__ static constexpr int block_large(bool along_n, int rows,
-                                                                     bool shared_k = false) noexcept {
-    return (shared_k ? 1 : warps) * warp_large(along_n, rows);
+  /// Rows (along k) or columns (along n) of the large operand per block: the warps' own
+  /// (256 or 64), or one warp's when they share K (`shared_k`: 64 or 16).
+  [[nodiscard]] __host__ __device__ static constexpr int block_large(bool along_n, bool shared_k = false) noexcept {
+    return (shared_k ? 1 : warps) * warp_large(along_n);
   }
-  /// K one round of a warp's loads covers with `rows` rows a block: 32 along n; along k 128
-  /// with 8 rows, 64 from 16. A split's slices are whole rounds, so a slice starts on a
-  /// multiple of 8 (vector loads stay aligned).
-  [[nodiscard]] __host__ __device__ static constexpr int split_unit_k(bool along_n, int rows) noexcept {
-    return along_n ? 32 : 32 * along_k_blocks_in_flight(rows);
+  /// K one round of a warp's loads covers: 32 along n, 128 along k. A split's slices are
+  /// whole rounds, so a slice starts on a multiple of 8 (vector loads stay aligned).
+  [[nodiscard]] __host__ __device__ static constexpr int split_unit_k(bool along_n) noexcept {
+    return along_n ? 32 : 32 * along_k_blocks_in_flight;
   }
   /// Row bucket of the warps that share K: 8 (what `foundry::gemm` routes here).
   static constexpr int shared_k_rows = 8;
@@ -162,7 +153,7 @@ struct skinny_mma_policy {
   /// 2 x 5851 x 224 7.9-8.1 us at 4-7 slices against 10.5 unsplit, 3 x 58 x 2835 8.4 at 30
   /// slices against 9.1 at 18. Along k, unmeasured, the rule stays.
   [[nodiscard]] __host__ __device__ static constexpr std::int64_t shared_min_k_per_split(bool along_n) noexcept {
-    return along_n ? split_unit_k(along_n, shared_k_rows) : std::int64_t{warps} * split_unit_k(along_n, shared_k_rows);
+    return along_n ? split_unit_k(along_n) : std::int64_t{warps} * split_unit_k(along_n);
   }
 };
 
@@ -263,8 +254,8 @@ __global__ void __launch_bounds__(skinny_mma_policy::threads,
   using policy = skinny_mma_policy;
   static_assert(Rows == 8 || Rows == 16 || Rows == 32, "8, 16 or 32 rows: 1, 2 or 4 mma tiles of 8");
   constexpr int tiles_n = Rows / 8;
-  constexpr int tiles_m = AlongN ? policy::along_n_warp_columns / 16 : policy::along_k_row_tiles(Rows);
-  constexpr int blocks_per_round = AlongN ? 1 : policy::along_k_blocks_in_flight(Rows);
+  constexpr int tiles_m = AlongN ? policy::along_n_warp_columns / 16 : policy::along_k_row_tiles;
+  constexpr int blocks_per_round = AlongN ? 1 : policy::along_k_blocks_in_flight;
   constexpr int round = 32 * blocks_per_round;
   // Along n, 8 rows of B for each quad's 8 k; along k, both 8-row halves of each tile for
   // each block of 32 k.
@@ -283,8 +274,8 @@ __global__ void __launch_bounds__(skinny_mma_policy::threads,
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int group = lane / 4, quad = lane % 4;  // the mma's row group and thread in group
   const std::int64_t row0 = std::int64_t{blockIdx.z} * Rows;
-  const std::int64_t large0 = std::int64_t{blockIdx.x} * policy::block_large(AlongN, Rows, SharedK) +
-                              (SharedK ? 0 : warp * policy::warp_large(AlongN, Rows));
+  const std::int64_t large0 = std::int64_t{blockIdx.x} * policy::block_large(AlongN, SharedK) +
+                              (SharedK ? 0 : warp * policy::warp_large(AlongN));
   std::int64_t k_begin = 0, k_end = 0;
   detail::k_slice(g, k_begin, k_end);
   const auto* b = reinterpret_cast<const unsigned short*>(g.b);
@@ -439,15 +430,15 @@ template <class In>
   gemm_plan plan;
   plan.rung = gemm_rung::skinny;
   plan.block_m = policy::row_bucket(g.m);
-  plan.block_n = policy::block_large(along_n, plan.block_m);
+  plan.block_n = policy::block_large(along_n);
   plan.block_k = policy::chunk_k;
   plan.min_blocks_per_sm = policy::min_blocks_per_sm(plan.block_m);
-  detail::finish_skinny_plan(plan, p, g, policy::split_unit_k(along_n, plan.block_m), requested, sm_count,
-                             policy::min_k_per_split, policy::max_splits, policy::max_rows, true);
+  detail::finish_skinny_plan(plan, p, g, policy::split_unit_k(along_n), requested, sm_count, policy::min_k_per_split,
+                             policy::max_splits, policy::max_rows, true);
   if (!policy::shares_k(plan.block_m, detail::skinny_blocks(plan, g), std::int64_t{sm_count} * plan.min_blocks_per_sm))
     return plan;
-  plan.block_n = policy::block_large(along_n, plan.block_m, true);
-  detail::finish_skinny_plan(plan, p, g, policy::split_unit_k(along_n, plan.block_m), requested, sm_count,
+  plan.block_n = policy::block_large(along_n, true);
+  detail::finish_skinny_plan(plan, p, g, policy::split_unit_k(along_n), requested, sm_count,
                              policy::shared_min_k_per_split(along_n), policy::max_splits, policy::max_rows, true, true);
   return plan;
 }
@@ -464,7 +455,7 @@ void launch_skinny_mma_kernel(const skinny_args<In>& g, int rows, bool shared_k,
   FOUNDRY_EXPECTS(!shared_k || rows == policy::shared_k_rows,
                   "the skinny kernel's warps share K only with " + std::to_string(policy::shared_k_rows) + " rows");
   const bool along_n = g.b_n_contiguous;
-  const std::int64_t blocks_large = ceil_div<std::int64_t>(g.n, policy::block_large(along_n, rows, shared_k));
+  const std::int64_t blocks_large = ceil_div<std::int64_t>(g.n, policy::block_large(along_n, shared_k));
   const std::int64_t row_groups = ceil_div<std::int64_t>(g.m, rows);
   FOUNDRY_EXPECTS(blocks_large <= max_grid_x && row_groups <= max_grid_yz,
                   "GEMM too large for the skinny kernel's grid: " + std::to_string(blocks_large) + " tiles, " +
