@@ -6,12 +6,14 @@
 #include <foundry/launch/launch.cuh>
 #include <foundry/memory/device_buffer.cuh>
 #include <foundry/runtime/device.cuh>
+#include <foundry/runtime/event.cuh>
 #include <foundry/runtime/graph.cuh>
 #include <foundry/runtime/stream.cuh>
 #include <support/test_support.cuh>
 
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -155,11 +157,75 @@ TEST_CASE("update reports a change of topology, and update_or_reinstantiate hand
   foundry::graph_exec exec(add_times(1));
   const foundry::graph two = add_times(2);
   const cudaGraphExec_t before = exec.get();
+  CHECK(std::string(exec.why_not_updated()).empty());
   CHECK(exec.update(two) == foundry::graph_update_result::needs_reinstantiation);
   CHECK(exec.get() == before);
+  CHECK_THAT(exec.why_not_updated(), Contains("topology"));
   CHECK(exec.update_or_reinstantiate(two) == foundry::graph_update_result::needs_reinstantiation);
+  CHECK_THAT(exec.why_not_updated(), Contains("topology"));  // still says why it was rebuilt
   exec.launch(s);
   CHECK(foundry::test::to_host(v, s) == std::vector<int>(n, 2));
+  CHECK(exec.update(add_times(2)) == foundry::graph_update_result::updated);
+  CHECK(std::string(exec.why_not_updated()).empty());
+}
+
+TEST_CASE("update says so when a node's type changed", "[gpu][not_under_sanitizer]") {
+  foundry::stream s;
+  const std::size_t n = 1000;
+  foundry::device_buffer<int> v(n, s, 0);
+  foundry::graph_exec exec(foundry::capture(s, [&](cuda::stream_ref cs) {
+    foundry::transform(cuda::std::span<const int>(v.span()), v.span(), add_value{1}, cs);
+  }));
+  // One node each, a kernel there and a memset here.
+  const foundry::graph memset = foundry::capture(
+      s, [&](cuda::stream_ref cs) { FOUNDRY_CUDA_TRY(cudaMemsetAsync(v.data(), 0, n * sizeof(int), cs.get())); });
+  CHECK(exec.update(memset) == foundry::graph_update_result::needs_reinstantiation);
+  // CUDA names the node type; a driver that compares topology first would say that instead.
+  const std::string why = exec.why_not_updated();
+  CHECK((why.find("type changed") != std::string::npos || why.find("topology") != std::string::npos));
+}
+
+TEST_CASE("a capture that forks work onto another stream without joining it throws cuda_error saying so",
+          "[gpu][not_under_sanitizer]") {
+  foundry::stream s, side;
+  const std::size_t n = 100;
+  foundry::device_buffer<int> v(n, s, 0);
+  foundry::device_buffer<int> w(n, s, 0);
+  s.synchronize();
+  foundry::event forked(foundry::event_timing::disabled);
+  try {
+    (void)foundry::capture(s, [&](cuda::stream_ref cs) {
+      forked.record(cs);
+      forked.make_wait(side);  // side joins the capture
+      foundry::transform(cuda::std::span<const int>(w.span()), w.span(), add_value{1}, side);
+      foundry::transform(cuda::std::span<const int>(v.span()), v.span(), add_value{1}, cs);
+      // no event from side back to cs: the capture ends unjoined
+    });
+    FAIL("an unjoined capture returned a graph");
+  } catch (const foundry::cuda_error& e) {
+    CHECK(e.code() == cudaErrorStreamCaptureUnjoined);
+    CHECK_THAT(e.what(), Contains("not joined"));
+  }
+  foundry::transform(cuda::std::span<const int>(v.span()), v.span(), add_value{1}, s);
+  CHECK(foundry::test::to_host(v, s) == std::vector<int>(n, 1));
+}
+
+TEST_CASE("a graph replays on its stream's device whichever device is current", "[gpu]") {
+  FOUNDRY_SKIP_FOR_REASON(foundry::device_count() < 2 ? std::string("one visible GPU; this case needs two") : "");
+  const foundry::device_guard on_zero(0);
+  foundry::stream s;
+  const std::size_t n = 1000;
+  foundry::device_buffer<int> v(n, s, 0);
+  foundry::graph_exec exec(foundry::capture(s, [&](cuda::stream_ref cs) {
+    foundry::transform(cuda::std::span<const int>(v.span()), v.span(), add_value{1}, cs);
+  }));
+  {
+    const foundry::device_guard on_one(1);
+    exec.upload(s);
+    exec.launch(s);
+    CHECK(foundry::current_device() == 1);
+  }
+  CHECK(foundry::test::to_host(v, s) == std::vector<int>(n, 1));
 }
 
 TEST_CASE("a capture whose enqueue throws ends the capture and leaves the stream usable", "[gpu]") {

@@ -145,3 +145,14 @@ TEST_CASE("managed buffers prefetch to the device and back", "[gpu]") {
   m.advise(foundry::memory_advice::unset_read_mostly, foundry::current_device());
   m.advise(foundry::memory_advice::accessed_by, foundry::host_location{});
 }
+
+TEST_CASE("managed buffers refuse a device ordinal that names no visible device", "[gpu]") {
+  foundry::stream s;
+  foundry::managed_buffer<int> m(1000);
+  // -1 is the host on CUDA 12 (cudaCpuDeviceId) and an error on CUDA 13: refused on both.
+  CHECK_THROWS_WITH(m.prefetch_to_device(-1, s), Contains("device -1 is not a visible device"));
+  CHECK_THROWS_AS(m.prefetch_to_device(foundry::device_count(), s), std::invalid_argument);
+  CHECK_THROWS_AS(m.advise(foundry::memory_advice::preferred_location, -1), std::invalid_argument);
+  CHECK_THROWS_AS(m.advise(foundry::memory_advice::read_mostly, foundry::device_count()), std::invalid_argument);
+  CHECK(cudaPeekAtLastError() == cudaSuccess);  // refused before any CUDA call that could fail
+}

@@ -3,6 +3,7 @@
 
 #include <foundry/algorithms/transform.cuh>
 #include <foundry/memory/device_buffer.cuh>
+#include <foundry/memory/managed_buffer.cuh>
 #include <foundry/memory/pinned_buffer.cuh>
 #include <foundry/memory/pipeline.cuh>
 #include <foundry/runtime/stream.cuh>
@@ -47,9 +48,12 @@ constexpr std::size_t chunk = 1000;
 
 }  // namespace
 
-TEST_CASE("a pipeline with a zero chunk or no streams throws invalid_argument before any CUDA call") {
+TEST_CASE("a pipeline with a zero chunk, no streams or too many throws invalid_argument before any CUDA call") {
   CHECK_THROWS_AS(foundry::stream_pipeline<float>(0, 4), std::invalid_argument);
   CHECK_THROWS_AS(foundry::stream_pipeline<float>(chunk, 0), std::invalid_argument);
+  constexpr std::size_t most = foundry::stream_pipeline<float>::max_stream_count;
+  CHECK_THROWS_WITH(foundry::stream_pipeline<float>(chunk, most + 1), Contains("at most 64 streams"));
+  CHECK_THROWS_AS(foundry::stream_pipeline<float>(chunk, static_cast<std::size_t>(-1)), std::invalid_argument);
 }
 
 TEST_CASE("a pipeline matches the serial version for 1, 2, 3, 7 and a partial last chunk", "[gpu]") {
@@ -144,6 +148,20 @@ TEST_CASE("a pipeline streams pinned and pageable input and output in every comb
   }
 }
 
+TEST_CASE("a pipeline streams managed memory through the copy engines, never staging it", "[gpu]") {
+  foundry::stream_pipeline<float> pipeline(chunk, 3);
+  const std::size_t n = 4 * chunk + 5;
+  const auto in = foundry::test::random_vector<float>(n, -10.0f, 10.0f, 9);
+  foundry::managed_buffer<float> managed_in(n);
+  foundry::managed_buffer<float> managed_out(n);
+  std::copy(in.begin(), in.end(), managed_in.data());
+  std::fill(managed_out.data(), managed_out.data() + n, foundry::test::poison_value<float>());
+  pipeline.run(cuda::std::span<const float>(managed_in.data(), n), cuda::std::span<float>(managed_out.data(), n),
+               affine_work{});
+  CHECK(std::vector<float>(managed_out.data(), managed_out.data() + n) == serial_affine(in));
+  CHECK(pipeline.staging_bytes() == 0);
+}
+
 TEST_CASE("a pipeline run on empty input does nothing", "[gpu]") {
   foundry::stream_pipeline<float> pipeline(chunk, 2);
   int calls = 0;
@@ -170,11 +188,56 @@ TEST_CASE("an exception from the work on chunk 2 propagates and the pipeline run
     if (calls++ == 2) throw std::runtime_error("work failed on chunk 2");
     affine_work{}(in_chunk, out_chunk, s);
   };
-  CHECK_THROWS_WITH(pipeline.run(const_span(in), span(out), failing_work), Contains("chunk 2"));
+  CHECK_THROWS_AS(pipeline.run(const_span(in), span(out), failing_work), std::runtime_error);
   CHECK(calls == 3);
+  calls = 0;
+  CHECK_THROWS_WITH(pipeline.run(const_span(in), span(out), failing_work), Contains("chunk 2"));
+  CHECK(cudaPeekAtLastError() == cudaSuccess);  // nothing left for a later launch check to report
 
   pipeline.run(const_span(in), span(out), affine_work{});
   CHECK(out == serial_affine(in));
+}
+
+TEST_CASE("an exception from the first or the last chunk's work propagates with pinned and pageable data", "[gpu]") {
+  // 7 chunks over 3 lanes: the last chunk's lane has wrapped twice.
+  foundry::stream_pipeline<float> pipeline(chunk, 3);
+  const std::size_t n = 6 * chunk + 11;
+  const auto in = foundry::test::random_vector<float>(n, -10.0f, 10.0f, 4);
+  foundry::pinned_buffer<float> pinned_in(n);
+  foundry::pinned_buffer<float> pinned_out(n);
+  std::copy(in.begin(), in.end(), pinned_in.begin());
+  std::vector<float> pageable_out(n);
+  for (const bool pinned : {false, true}) {
+    for (const int failing : {0, 6}) {
+      CAPTURE(pinned, failing);
+      int calls = 0;
+      const auto failing_work = [&](cuda::std::span<const float> in_chunk, cuda::std::span<float> out_chunk,
+                                    cuda::stream_ref s) {
+        if (calls++ == failing) throw std::out_of_range("work failed");
+        affine_work{}(in_chunk, out_chunk, s);
+      };
+      const auto source = pinned ? cuda::std::span<const float>(pinned_in.span()) : const_span(in);
+      const auto destination = pinned ? pinned_out.span() : span(pageable_out);
+      CHECK_THROWS_AS(pipeline.run(source, destination, failing_work), std::out_of_range);
+      CHECK(calls == failing + 1);
+      CHECK(cudaPeekAtLastError() == cudaSuccess);
+      pipeline.run(source, destination, affine_work{});
+      CHECK(std::vector<float>(destination.begin(), destination.end()) == serial_affine(in));
+    }
+  }
+}
+
+TEST_CASE("a pipeline runs exactly in place", "[gpu]") {
+  foundry::stream_pipeline<float> pipeline(chunk, 2);
+  const std::size_t n = 3 * chunk + 7;
+  const auto in = foundry::test::random_vector<float>(n, -10.0f, 10.0f, 6);
+  std::vector<float> data = in;
+  pipeline.run(const_span(data), span(data), affine_work{});
+  CHECK(data == serial_affine(in));
+  // A shifted overlap would let one chunk's copy in read another's result: refused.
+  CHECK_THROWS_AS(pipeline.run(cuda::std::span<const float>(data.data(), n - 1),
+                               cuda::std::span<float>(data.data() + 1, n - 1), affine_work{}),
+                  std::invalid_argument);
 }
 
 TEST_CASE("a moved-from pipeline throws invalid_argument instead of dividing by zero", "[gpu]") {

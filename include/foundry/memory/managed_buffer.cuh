@@ -7,6 +7,7 @@
 #include <foundry/core/error.cuh>
 #include <foundry/memory/checked_memory.cuh>
 #include <foundry/memory/detail.cuh>
+#include <foundry/runtime/device.cuh>
 #include <foundry/runtime/stream.cuh>
 
 #include <cuda_runtime_api.h>
@@ -14,6 +15,7 @@
 #include <cuda/stream_ref>
 
 #include <cstddef>
+#include <string>
 #include <utility>
 
 namespace foundry {
@@ -95,9 +97,11 @@ class managed_buffer {
   ~managed_buffer() { release(); }
 
   /// Migrates the pages to `device` ahead of use, on `s` (asynchronous). Throws
-  /// `std::invalid_argument` for the null stream, `cuda_error` if the prefetch fails.
+  /// `std::invalid_argument` for the null stream or a device ordinal that names no visible
+  /// device (-1 included: `prefetch_to_host` is the host), `cuda_error` if the prefetch fails.
   void prefetch_to_device(int device, cuda::stream_ref s) const {
     detail::expect_explicit_stream(s);
+    expect_device(device, "prefetch_to_device");
     if (size_bytes() != 0) FOUNDRY_CUDA_TRY(detail::prefetch(data_, size_bytes(), device, s.get()));
   }
   /// Migrates the pages to host memory, on `s` (asynchronous; synchronise `s` before the host reads).
@@ -106,8 +110,11 @@ class managed_buffer {
     detail::expect_explicit_stream(s);
     if (size_bytes() != 0) FOUNDRY_CUDA_TRY(detail::prefetch(data_, size_bytes(), host_location{}, s.get()));
   }
-  /// Applies `advice` for `device` (an ordinal) to the whole buffer.
+  /// Applies `advice` for `device` (an ordinal) to the whole buffer. Throws
+  /// `std::invalid_argument` for an ordinal that names no visible device (the host is
+  /// `host_location{}`), `cuda_error` if CUDA refuses the advice.
   void advise(memory_advice advice, int device) const {
+    expect_device(device, "advise");
     if (size_bytes() != 0) FOUNDRY_CUDA_TRY(detail::advise(data_, size_bytes(), advice, device));
   }
   /// Applies `advice` for the host to the whole buffer.
@@ -133,6 +140,13 @@ class managed_buffer {
   [[nodiscard]] cuda::std::span<const T> span() const noexcept { return {data_, size_}; }
 
  private:
+  // On CUDA 12 an ordinal of -1 is cudaCpuDeviceId, the host, and on CUDA 13 an error: refuse
+  // it, and any ordinal past the visible devices, with the same message on both.
+  static void expect_device(int device, const char* call) {
+    FOUNDRY_EXPECTS(device >= 0 && device < device_count(),
+                    std::string("managed_buffer::") + call + ": device " + std::to_string(device) +
+                        " is not a visible device (there are " + std::to_string(device_count()) + ")");
+  }
   void release() noexcept {
     if (data_ != nullptr) {
       detail::forget_checked_memory_on_free(data_, size_ * sizeof(T));

@@ -47,8 +47,10 @@
 /// two-way rate, so small runs want small chunks.
 ///
 /// Host memory may be pageable or pinned, checked per run with
-/// `cudaPointerGetAttributes`. Pinned (or `cudaHostRegister`ed) memory is copied
-/// directly. Pageable memory passes through the staging buffers with a host
+/// `cudaPointerGetAttributes`. Pinned (or `cudaHostRegister`ed) and managed memory are
+/// copied directly by the copy engines (managed memory never by the host: on a device
+/// without concurrent managed access the host may not touch it while kernels run).
+/// Pageable memory passes through the staging buffers with a host
 /// `memcpy`: one extra host copy per byte each way, which limits the rate to the
 /// host's memcpy speed (one thread); pin large arrays that are streamed often.
 
@@ -73,14 +75,15 @@
 namespace foundry {
 
 namespace detail {
-/// True for page-locked host memory, false for pageable or managed memory.
-/// Throws `std::invalid_argument` for device memory: the pipeline streams host arrays.
-inline bool is_pinned_host(const void* p, const char* what) {
+/// True for memory the copy engines take directly (page-locked host memory, or managed
+/// memory), false for pageable memory, which the pipeline stages. Throws
+/// `std::invalid_argument` for device memory: the pipeline streams host arrays.
+inline bool copies_directly(const void* p, const char* what) {
   cudaPointerAttributes attributes{};
   FOUNDRY_CUDA_TRY(cudaPointerGetAttributes(&attributes, p));
   FOUNDRY_EXPECTS(attributes.type != cudaMemoryTypeDevice,
                   std::string("the pipeline's ") + what + " is device memory: call the work directly instead");
-  return attributes.type == cudaMemoryTypeHost;
+  return attributes.type == cudaMemoryTypeHost || attributes.type == cudaMemoryTypeManaged;
 }
 }  // namespace detail
 
@@ -98,13 +101,17 @@ class stream_pipeline {
   /// for work up to about three chunks' copies long, and with the two copy streams make 6
   /// streams, within CUDA's 8 hardware queues.
   static constexpr std::size_t default_stream_count = 4;
+  /// Most lanes a pipeline takes: beyond CUDA's 8 hardware queues more streams only share
+  /// them, and a count past this is a mistake rather than a tuning (each lane costs a
+  /// stream, three events and two chunks of device memory).
+  static constexpr std::size_t max_stream_count = 64;
 
   /// Creates `stream_count` lanes, each a stream with `chunk_elements` elements of device
   /// memory each way, and the two copy streams the lanes share (synchronous: returns once
   /// the memory is allocated). Pinned staging memory of the same size is allocated by the
   /// first run with pageable input (or output), and kept. Throws `std::invalid_argument`
-  /// for a zero chunk or stream count (before any CUDA call), `cuda_error` if a stream or
-  /// an allocation fails.
+  /// for a zero chunk, a stream count of zero or above `max_stream_count` (before any CUDA
+  /// call), `cuda_error` if a stream or an allocation fails.
   explicit stream_pipeline(std::size_t chunk_elements = std::max<std::size_t>(default_chunk_bytes / sizeof(In), 1),
                            std::size_t stream_count = default_stream_count)
       : chunk_elements_(checked_shape(chunk_elements, stream_count)) {
@@ -171,15 +178,15 @@ class stream_pipeline {
     // The streams and buffers belong to the device that was current at construction; a
     // copy enqueued while another device is current could fail (or stage on the wrong one).
     const device_guard on(stream_device(copy_in_.get()));
-    const bool in_pinned = detail::is_pinned_host(in.data(), "input");
-    const bool out_pinned = detail::is_pinned_host(out.data(), "output");
-    for (lane& l : lanes_) l.allocate_staging(!in_pinned, !out_pinned);
+    const bool in_direct = detail::copies_directly(in.data(), "input");
+    const bool out_direct = detail::copies_directly(out.data(), "output");
+    for (lane& l : lanes_) l.allocate_staging(!in_direct, !out_direct);
     try {
       std::size_t chunk = 0;
       for (std::size_t offset = 0; offset < in.size(); offset += chunk_elements_, ++chunk) {
         const std::size_t n = std::min(chunk_elements_, in.size() - offset);
-        enqueue_chunk(lanes_[chunk % lanes_.size()], in.subspan(offset, n), out.subspan(offset, n), in_pinned,
-                      out_pinned, work);
+        enqueue_chunk(lanes_[chunk % lanes_.size()], in.subspan(offset, n), out.subspan(offset, n), in_direct,
+                      out_direct, work);
       }
       copy_in_.synchronize();
       for (lane& l : lanes_) l.s.synchronize();
@@ -187,13 +194,14 @@ class stream_pipeline {
       for (lane& l : lanes_) drain_output(l);
     } catch (...) {
       // The first failure is the one reported: later errors (the same sticky error,
-      // or none) are dropped, and no staged output is copied any more.
-      (void)cudaStreamSynchronize(copy_in_.get());
+      // or none) are dropped, and cleared so that no later launch check reports them as
+      // its own; no staged output is copied any more.
+      detail::clear_own_error(cudaStreamSynchronize(copy_in_.get()));
       for (lane& l : lanes_) {
-        (void)cudaStreamSynchronize(l.s.get());
+        detail::clear_own_error(cudaStreamSynchronize(l.s.get()));
         l.pending_out = {};
       }
-      (void)cudaStreamSynchronize(copy_out_.get());
+      detail::clear_own_error(cudaStreamSynchronize(copy_out_.get()));
       throw;
     }
   }
@@ -219,17 +227,18 @@ class stream_pipeline {
   /// Enqueues one chunk on lane `l` as the file comment's schedule says: the copy in on
   /// `copy_in_`, the work on the lane's stream, the copy out on `copy_out_`.
   template <class Work>
-  void enqueue_chunk(lane& l, cuda::std::span<const In> in, cuda::std::span<Out> out, bool in_pinned, bool out_pinned,
+  void enqueue_chunk(lane& l, cuda::std::span<const In> in, cuda::std::span<Out> out, bool in_direct, bool out_direct,
                      Work& work) {
     const std::size_t n = in.size();
     const In* source = in.data();
-    if (!in_pinned) {
+    if (!in_direct) {
       l.copied_in.synchronize();  // the lane's previous copy in has read the staging buffer
       std::memcpy(l.staging_in.data(), source, n * sizeof(In));
       source = l.staging_in.data();
     }
     l.worked.make_wait(copy_in_);  // the lane's previous work has read d_in
-    FOUNDRY_CUDA_TRY(cudaMemcpyAsync(l.d_in.data(), source, n * sizeof(In), cudaMemcpyHostToDevice, copy_in_.get()));
+    // cudaMemcpyDefault: the source is pinned host, managed or (staged) pinned memory.
+    FOUNDRY_CUDA_TRY(cudaMemcpyAsync(l.d_in.data(), source, n * sizeof(In), cudaMemcpyDefault, copy_in_.get()));
     l.copied_in.record(copy_in_);
 
     l.copied_in.make_wait(l.s);
@@ -238,15 +247,14 @@ class stream_pipeline {
     l.worked.record(l.s);
 
     Out* destination = out.data();
-    if (!out_pinned) {
+    if (!out_direct) {
       drain_output(l);  // empties staging_out of the lane's previous chunk before it is overwritten
       destination = l.staging_out.data();
     }
     l.worked.make_wait(copy_out_);
-    FOUNDRY_CUDA_TRY(
-        cudaMemcpyAsync(destination, l.d_out.data(), n * sizeof(Out), cudaMemcpyDeviceToHost, copy_out_.get()));
+    FOUNDRY_CUDA_TRY(cudaMemcpyAsync(destination, l.d_out.data(), n * sizeof(Out), cudaMemcpyDefault, copy_out_.get()));
     l.copied_out.record(copy_out_);
-    if (!out_pinned) l.pending_out = out;
+    if (!out_direct) l.pending_out = out;
   }
 
   /// Copies the chunk waiting in the lane's output staging buffer to its place in the
@@ -261,6 +269,8 @@ class stream_pipeline {
   static std::size_t checked_shape(std::size_t chunk_elements, std::size_t stream_count) {
     FOUNDRY_EXPECTS(chunk_elements > 0, "a pipeline needs a chunk of at least one element");
     FOUNDRY_EXPECTS(stream_count > 0, "a pipeline needs at least one stream");
+    FOUNDRY_EXPECTS(stream_count <= max_stream_count, "a pipeline takes at most " + std::to_string(max_stream_count) +
+                                                          " streams, not " + std::to_string(stream_count));
     return chunk_elements;
   }
 

@@ -26,6 +26,7 @@
 /// `graph_exec::upload` moves the one-time cost of a first launch out of the way.
 
 #include <foundry/core/error.cuh>
+#include <foundry/runtime/device.cuh>
 #include <foundry/runtime/stream.cuh>
 
 #include <cuda_runtime_api.h>
@@ -81,6 +82,11 @@ inline void abandon_capture(cuda::stream_ref s) noexcept {
 }
 
 inline std::string describe_end_capture(cudaError_t status) {
+  if (status == cudaErrorStreamCaptureUnjoined) {
+    return "work forked from the capturing stream onto another stream (through an event) was not joined back: "
+           "record an event on each forked stream and make the capturing stream wait for it before the callable "
+           "returns";
+  }
   if (status != cudaErrorStreamCaptureInvalidated) return {};
   return "the capture was invalidated: an operation that is illegal during stream capture was issued "
          "(usually a synchronisation such as cudaStreamSynchronize, cudaDeviceSynchronize or a synchronous "
@@ -98,8 +104,8 @@ inline std::string describe_end_capture(cudaError_t status) {
 ///
 /// Throws `std::invalid_argument` for the null stream; `cuda_error` when the
 /// capture cannot begin (for example `s` is already capturing, or is the legacy
-/// stream) or ends invalidated (an illegal operation during capture: the message
-/// says so); and rethrows whatever `enqueue` throws. In every case the capture is
+/// stream) or ends invalidated (an illegal operation during capture) or with forked
+/// work not joined (the message says which); and rethrows whatever `enqueue` throws. In every case the capture is
 /// ended, the partial graph discarded, and `s` can be used again.
 template <class F>
 [[nodiscard]] graph capture(cuda::stream_ref s, F&& enqueue) {
@@ -140,23 +146,28 @@ class graph_exec {
   graph_exec(const graph_exec&) = delete;
   graph_exec& operator=(const graph_exec&) = delete;
   /// Takes `other`'s executable graph; `other` is left empty.
-  graph_exec(graph_exec&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  graph_exec(graph_exec&& other) noexcept
+      : handle_(std::exchange(other.handle_, nullptr)), last_update_(other.last_update_) {}
   /// Destroys this executable graph, then takes `other`'s.
   graph_exec& operator=(graph_exec&& other) noexcept {
     if (this != &other) {
       destroy();
       handle_ = std::exchange(other.handle_, nullptr);
+      last_update_ = other.last_update_;
     }
     return *this;
   }
 
-  /// Enqueues one replay of the graph on `s`, which may be any stream, not only the
-  /// one captured (asynchronous). CUDA orders a launch after the previous launch of
-  /// the same executable, whichever stream that was on. Throws `std::invalid_argument`
-  /// for the null stream or a moved-from executable, `cuda_error` if the launch fails.
+  /// Enqueues one replay of the graph on `s`, which may be any stream of the graph's
+  /// device, not only the one captured (asynchronous), whichever device is current (the
+  /// launch makes the stream's current for the call). CUDA orders a launch after the
+  /// previous launch of the same executable, whichever stream that was on; one executable
+  /// must not be launched from two threads at once. Throws `std::invalid_argument` for the
+  /// null stream or a moved-from executable, `cuda_error` if the launch fails.
   void launch(cuda::stream_ref s) const {
     detail::expect_explicit_stream(s);
     FOUNDRY_EXPECTS(handle_ != nullptr, "launching a moved-from graph_exec");
+    const device_guard on_stream_device(stream_device(s.get()));
     FOUNDRY_CUDA_TRY(cudaGraphLaunch(handle_, s.get()));
   }
 
@@ -169,6 +180,7 @@ class graph_exec {
   void upload(cuda::stream_ref s) const {
     detail::expect_explicit_stream(s);
     FOUNDRY_EXPECTS(handle_ != nullptr, "uploading a moved-from graph_exec");
+    const device_guard on_stream_device(stream_device(s.get()));
     FOUNDRY_CUDA_TRY(cudaGraphUpload(handle_, s.get()));
   }
 
@@ -176,14 +188,15 @@ class graph_exec {
   /// addresses and sizes) in place, which is much cheaper than instantiating again.
   /// It succeeds when `g` has the same topology, node types and kernel functions
   /// as the graph this executable was built from. Otherwise nothing changes and the
-  /// result is `needs_reinstantiation`: the caller builds a new `graph_exec(g)`, or
-  /// calls `update_or_reinstantiate`. Synchronous on the host; launches already
-  /// enqueued run with the old parameters, later ones with the new. Throws
-  /// `cuda_error` for any other failure.
+  /// result is `needs_reinstantiation`, and `why_not_updated()` says what differed: the
+  /// caller builds a new `graph_exec(g)`, or calls `update_or_reinstantiate`. Synchronous
+  /// on the host; launches already enqueued run with the old parameters, later ones with
+  /// the new. Throws `cuda_error` for any other failure.
   [[nodiscard]] graph_update_result update(const graph& g) {
     FOUNDRY_EXPECTS(!g.empty() && handle_ != nullptr, "updating from an empty graph or a moved-from graph_exec");
     cudaGraphExecUpdateResultInfo info{};
     const cudaError_t status = cudaGraphExecUpdate(handle_, g.get(), &info);
+    last_update_ = status == cudaErrorGraphExecUpdateFailure ? info.result : cudaGraphExecUpdateSuccess;
     if (status == cudaErrorGraphExecUpdateFailure) {
       detail::clear_own_error(status);
       return graph_update_result::needs_reinstantiation;
@@ -192,12 +205,34 @@ class graph_exec {
     return graph_update_result::updated;
   }
 
+  /// Why the last `update` returned `needs_reinstantiation` (CUDA's reason, in words), or
+  /// an empty string if it updated or none was tried.
+  [[nodiscard]] const char* why_not_updated() const noexcept {
+    switch (last_update_) {
+      case cudaGraphExecUpdateSuccess: return "";
+      case cudaGraphExecUpdateErrorTopologyChanged: return "the graphs' topology differs (nodes or edges)";
+      case cudaGraphExecUpdateErrorNodeTypeChanged: return "a node's type changed";
+      case cudaGraphExecUpdateErrorFunctionChanged: return "a kernel node runs another kernel function";
+      case cudaGraphExecUpdateErrorParametersChanged:
+        return "a node's parameters changed in a way CUDA cannot update (for example a copy's device or memory kind)";
+      case cudaGraphExecUpdateErrorNotSupported: return "a node's change is not supported by an in-place update";
+      case cudaGraphExecUpdateErrorUnsupportedFunctionChange:
+        return "a kernel node's function changed in a way an in-place update cannot follow";
+      case cudaGraphExecUpdateErrorAttributesChanged: return "a node's attributes changed";
+      default: return "the update failed for a reason this version of foundry does not name";
+    }
+  }
+
   /// `update(g)`, and on `needs_reinstantiation` replaces this executable with a new
   /// instantiation of `g` (the old one is freed once its launches in flight finish).
   /// Returns what `update` reported; throws as `update` and the constructor do.
   graph_update_result update_or_reinstantiate(const graph& g) {
     const graph_update_result result = update(g);
-    if (result == graph_update_result::needs_reinstantiation) *this = graph_exec(g);
+    if (result == graph_update_result::needs_reinstantiation) {
+      const cudaGraphExecUpdateResult reason = last_update_;
+      *this = graph_exec(g);
+      last_update_ = reason;  // why_not_updated() still says why it was rebuilt
+    }
     return result;
   }
 
@@ -211,6 +246,7 @@ class graph_exec {
     handle_ = nullptr;
   }
   cudaGraphExec_t handle_ = nullptr;
+  cudaGraphExecUpdateResult last_update_ = cudaGraphExecUpdateSuccess;
 };
 
 }  // namespace foundry
