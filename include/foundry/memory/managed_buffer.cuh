@@ -101,8 +101,9 @@ class managed_buffer {
   /// device (-1 included: `prefetch_to_host` is the host), `cuda_error` if the prefetch fails.
   void prefetch_to_device(int device, cuda::stream_ref s) const {
     detail::expect_explicit_stream(s);
+    if (size_bytes() == 0) return;  // nothing to move (and no device query)
     expect_device(device, "prefetch_to_device");
-    if (size_bytes() != 0) FOUNDRY_CUDA_TRY(detail::prefetch(data_, size_bytes(), device, s.get()));
+    FOUNDRY_CUDA_TRY(detail::prefetch(data_, size_bytes(), device, s.get()));
   }
   /// Migrates the pages to host memory, on `s` (asynchronous; synchronise `s` before the host reads).
   /// Throws as `prefetch_to_device`.
@@ -114,8 +115,9 @@ class managed_buffer {
   /// `std::invalid_argument` for an ordinal that names no visible device (the host is
   /// `host_location{}`), `cuda_error` if CUDA refuses the advice.
   void advise(memory_advice advice, int device) const {
+    if (size_bytes() == 0) return;  // nothing to advise (and no device query)
     expect_device(device, "advise");
-    if (size_bytes() != 0) FOUNDRY_CUDA_TRY(detail::advise(data_, size_bytes(), advice, device));
+    FOUNDRY_CUDA_TRY(detail::advise(data_, size_bytes(), advice, device));
   }
   /// Applies `advice` for the host to the whole buffer.
   void advise(memory_advice advice, host_location host) const {

@@ -147,13 +147,14 @@ class graph_exec {
   graph_exec& operator=(const graph_exec&) = delete;
   /// Takes `other`'s executable graph; `other` is left empty.
   graph_exec(graph_exec&& other) noexcept
-      : handle_(std::exchange(other.handle_, nullptr)), last_update_(other.last_update_) {}
+      : handle_(std::exchange(other.handle_, nullptr)),
+        last_update_(std::exchange(other.last_update_, cudaGraphExecUpdateSuccess)) {}
   /// Destroys this executable graph, then takes `other`'s.
   graph_exec& operator=(graph_exec&& other) noexcept {
     if (this != &other) {
       destroy();
       handle_ = std::exchange(other.handle_, nullptr);
-      last_update_ = other.last_update_;
+      last_update_ = std::exchange(other.last_update_, cudaGraphExecUpdateSuccess);
     }
     return *this;
   }
