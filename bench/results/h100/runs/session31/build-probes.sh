@@ -1,8 +1,9 @@
 #!/bin/bash
 # Builds runs/session31/skinny_probe.cu against two trees' include/ into $1 (default
 # .probe) and packs them as probe.tar.xz for s31.sh: s30main (c79ecae: one tile of 16 rows x 4
-# blocks of 32 k for every row bucket) and byrows (the working tree: 1 x 4 for 8 rows, 2 x 2 from
-# 16). Run from the repository root, on a machine with nvcc (no GPU needed).
+# blocks of 32 k for every row bucket) and byrows (the working tree, with
+# runs/session30/along-k-shape-by-rows.patch applied: 1 x 4 for 8 rows, 2 x 2 from 16). Run from
+# the repository root, on a machine with nvcc (no GPU needed).
 set -euo pipefail
 out=${1:-.probe}; mkdir -p "$out"
 build() {  # name include-dir

@@ -1,7 +1,7 @@
 #!/bin/bash
-# Session 31's device calls (s30.sh with the probe run on any card). The pack in .prebuilt
-# (runs/session22/pack-prebuilt.sh) is the tree the call carries: main with the skinny kernel's
-# along-k warp shape by row bucket (runs/session30/along-k-shape-by-rows.patch, f3e044b).
+# Session 31's device calls (s30.sh with the probe run on any card; none was lent, so it has not
+# run yet). The pack in .prebuilt (runs/session22/pack-prebuilt.sh) is the tree the call carries
+# (session 31 built f3e044b: main with runs/session30/along-k-shape-by-rows.patch).
 # .probe/probe.tar.xz, where carried, holds skinny_along_k_probe builds (runs/session31/
 # build-probes.sh): the tree before the change (s30main) and after (byrows), run first in one
 # order and then the reverse. PHASE picks the rest:
