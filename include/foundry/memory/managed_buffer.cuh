@@ -15,7 +15,6 @@
 #include <cuda/stream_ref>
 
 #include <cstddef>
-#include <string>
 #include <utility>
 
 namespace foundry {
@@ -102,7 +101,8 @@ class managed_buffer {
   void prefetch_to_device(int device, cuda::stream_ref s) const {
     detail::expect_explicit_stream(s);
     if (size_bytes() == 0) return;  // nothing to move (and no device query)
-    expect_device(device, "prefetch_to_device");
+    // -1 is the host (cudaCpuDeviceId) on CUDA 12 and an error on 13: refused on both.
+    detail::expect_visible_device(device, "managed_buffer::prefetch_to_device");
     FOUNDRY_CUDA_TRY(detail::prefetch(data_, size_bytes(), device, s.get()));
   }
   /// Migrates the pages to host memory, on `s` (asynchronous; synchronise `s` before the host reads).
@@ -116,7 +116,7 @@ class managed_buffer {
   /// `host_location{}`), `cuda_error` if CUDA refuses the advice.
   void advise(memory_advice advice, int device) const {
     if (size_bytes() == 0) return;  // nothing to advise (and no device query)
-    expect_device(device, "advise");
+    detail::expect_visible_device(device, "managed_buffer::advise");
     FOUNDRY_CUDA_TRY(detail::advise(data_, size_bytes(), advice, device));
   }
   /// Applies `advice` for the host to the whole buffer.
@@ -142,13 +142,6 @@ class managed_buffer {
   [[nodiscard]] cuda::std::span<const T> span() const noexcept { return {data_, size_}; }
 
  private:
-  // On CUDA 12 an ordinal of -1 is cudaCpuDeviceId, the host, and on CUDA 13 an error: refuse
-  // it, and any ordinal past the visible devices, with the same message on both.
-  static void expect_device(int device, const char* call) {
-    FOUNDRY_EXPECTS(device >= 0 && device < device_count(),
-                    std::string("managed_buffer::") + call + ": device " + std::to_string(device) +
-                        " is not a visible device (there are " + std::to_string(device_count()) + ")");
-  }
   void release() noexcept {
     if (data_ != nullptr) {
       detail::forget_checked_memory_on_free(data_, size_ * sizeof(T));

@@ -89,8 +89,7 @@ class communicator {
   /// device out of range, `nccl_error` when NCCL refuses (a rank outside [0, nranks), for
   /// example); whatever NCCL had created is aborted first, so nothing leaks.
   communicator(const ncclUniqueId& id, int nranks, int rank, int device) : devices_{device} {
-    FOUNDRY_EXPECTS(device >= 0 && device < device_count(),
-                    "communicator: device " + std::to_string(device) + " is not visible");
+    foundry::detail::expect_visible_device(device, "communicator");
     comms_.assign(1, nullptr);
     device_guard on(device);
     const ncclResult_t status = ncclCommInitRank(&comms_[0], nranks, id, rank);

@@ -172,6 +172,17 @@ class per_device_cache {
 };
 }  // namespace detail
 
+namespace detail {
+/// Throws `std::invalid_argument` naming `who` unless `device` is the ordinal of a visible
+/// device (one device query); `cuda_error` if the devices cannot be counted.
+inline void expect_visible_device(int device, const std::string& who) {
+  const int count = device_count();
+  FOUNDRY_EXPECTS(device >= 0 && device < count, who + ": device " + std::to_string(device) +
+                                                     " is not a visible device (there are " + std::to_string(count) +
+                                                     ")");
+}
+}  // namespace detail
+
 /// Properties of `device`, queried on first use and cached for the process
 /// (thread-safe; lock-free once filled). Throws `std::invalid_argument` for an ordinal
 /// that is not a visible device, `cuda_error` if the device cannot be queried.

@@ -230,9 +230,9 @@ class graph_exec {
   graph_update_result update_or_reinstantiate(const graph& g) {
     const graph_update_result result = update(g);
     if (result == graph_update_result::needs_reinstantiation) {
-      const cudaGraphExecUpdateResult reason = last_update_;
-      *this = graph_exec(g);
-      last_update_ = reason;  // why_not_updated() still says why it was rebuilt
+      // Swap the handle alone, so that why_not_updated() still says why it was rebuilt.
+      graph_exec fresh(g);
+      std::swap(handle_, fresh.handle_);  // the old executable goes with `fresh`
     }
     return result;
   }
