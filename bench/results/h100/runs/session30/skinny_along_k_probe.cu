@@ -30,6 +30,14 @@
 #ifndef VARIANT
 #define VARIANT "main"
 #endif
+// Session 31 (runs/session31/build-probes.sh): the variant that prints the wgmma lines, and
+// two shapes of 256 MB of A, to place the size from which the wgmma tiles beat the kernel.
+#ifndef WGMMA_VARIANT
+#define WGMMA_VARIANT "main"
+#endif
+#ifndef WITH_256_MB_SHAPES
+#define WITH_256_MB_SHAPES 0
+#endif
 
 namespace {
 
@@ -68,7 +76,7 @@ void probe(const gemm_sweep::sweep_problem& problem, int sms, foundry::stream& s
               what.substr(0, what.find(": ")).c_str(), us, cublas_us, copy_us, bytes, diff);
   // The wgmma rung's plan of the same problem (its 128 x 64 tiles where N <= 64), as a line of
   // variant "wgmma": the one rung that does not change with the skinny kernel's shape.
-  if (std::string(VARIANT) == "main" && p.n <= 64) {
+  if (std::string(VARIANT) == WGMMA_VARIANT && p.n <= 64) {
     const foundry::gemm_plan wgmma = foundry::make_gemm_plan(p, foundry::gemm_rung::wgmma, sms);
     const std::string wgmma_what = wgmma.describe();
     const double wgmma_us = time_back_to_back([&] { foundry::detail::launch_plan(wgmma, p, {}, s.view()); }, s);
@@ -84,12 +92,14 @@ int main() {
   try {
     foundry::stream s;
     const int sms = foundry::get_device_properties(0).sm_count;
-    const std::vector<gemm_sweep::sweep_problem> problems = {
+    std::vector<gemm_sweep::sweep_problem> problems = {
         shape(16384, 8, 16384, false),  shape(16384, 4, 16384, false), shape(16384, 2, 16384, false),
         shape(16384, 16, 16384, false), shape(65536, 8, 4096, false),  shape(4096, 8, 65536, false),
         shape(16384, 8, 4096, false),   shape(4096, 8, 16384, false),  shape(131072, 4, 2048, false),
         shape(8, 16384, 16384, true),   shape(2, 16384, 16384, true),  shape(6085, 6, 2048, false),
         shape(1024, 8, 8192, false)};
+    if (WITH_256_MB_SHAPES)
+      problems.insert(problems.end(), {shape(16384, 8, 8192, false), shape(8192, 8, 16384, false)});
     for (const auto& problem : problems) probe(problem, sms, s);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "skinny_along_k_probe: %s\n", e.what());
